@@ -1,0 +1,157 @@
+"""From the stored transcript to what the model sees (Think's transcript hygiene, then conversion).
+
+* `repair_interrupted_tools` settles tool calls that never got a result, in the stored messages
+  (the caller persists the repaired messages).
+* `to_model_messages` converts `UIMessage`s into provider-neutral model messages, truncating old
+  tool outputs and long texts for the model only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from think.messages import (
+    FilePart,
+    Message,
+    ReasoningPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+)
+from think.models.base import (
+    AssistantContent,
+    AssistantMessage,
+    FileContent,
+    ModelMessage,
+    ReasoningContent,
+    TextContent,
+    ToolCallContent,
+    ToolMessage,
+    ToolResultContent,
+    UserContent,
+    UserMessage,
+)
+from think.stream.fold import normalize_input
+
+INTERRUPTED_TOOL_TEXT = "The tool call was interrupted before a result was recorded."
+DENIED_TOOL_TEXT = "The user denied this tool call (execution-denied)."
+RECENT_MESSAGES_KEPT_WHOLE = 4
+OLD_TOOL_OUTPUT_CHARS = 500
+OLD_TEXT_CHARS = 10_000
+
+
+def repair_interrupted_tools(messages: Sequence[Message], *, keep: set[str] = frozenset()) -> list[Message]:  # type: ignore[assignment]
+    """Settle every tool part that has no result and is not approved, except calls in `keep`.
+
+    Returns the messages that changed (modified in place). `keep` holds call ids that are still
+    legitimately pending, such as approved calls the loop is about to run.
+    """
+    changed: list[Message] = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        touched = False
+        for part in message.parts:
+            if not isinstance(part, ToolPart) or part.tool_call_id in keep:
+                continue
+            if part.state in ("input-streaming", "input-available", "approval-requested"):
+                part.state = "output-error"
+                part.error_text = INTERRUPTED_TOOL_TEXT
+                part.input = normalize_input(part.input)
+                touched = True
+        if touched:
+            changed.append(message)
+    return changed
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
+
+
+def _cap_output(output: Any, limit: int | None) -> Any:
+    if limit is None:
+        return output
+    text = output if isinstance(output, str) else orjson.dumps(output, default=str).decode()
+    return output if len(text) <= limit else _truncate(text, limit)
+
+
+def to_model_messages(messages: Sequence[Message]) -> tuple[list[ModelMessage], str]:
+    """Model messages for `messages`, plus the text of any `system` UI messages.
+
+    Each assistant step (parts between `step-start` markers) becomes an assistant message followed
+    by a tool message with the step's settled results. Calls without a result are left out, so
+    a provider never sees a call it cannot match with a result.
+    """
+    out: list[ModelMessage] = []
+    system: list[str] = []
+    old = max(0, len(messages) - RECENT_MESSAGES_KEPT_WHOLE)
+    for index, message in enumerate(messages):
+        text_limit = OLD_TEXT_CHARS if index < old else None
+        output_limit = OLD_TOOL_OUTPUT_CHARS if index < old else None
+        if message.role == "system":
+            system.append("".join(p.text for p in message.parts if isinstance(p, TextPart)))
+        elif message.role == "user":
+            content: list[UserContent] = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    content.append(TextContent(_truncate(part.text, text_limit) if text_limit else part.text))
+                elif isinstance(part, FilePart):
+                    content.append(FileContent(part.media_type, part.url, part.filename))
+            if content:
+                out.append(UserMessage(tuple(content)))
+        else:
+            _assistant(message, out, text_limit, output_limit)
+    return out, "\n\n".join(s for s in system if s)
+
+
+def _assistant(message: Message, out: list[ModelMessage], text_limit: int | None,
+               output_limit: int | None) -> None:
+    content: list[AssistantContent] = []
+    results: list[ToolResultContent] = []
+
+    def flush() -> None:
+        if content:
+            out.append(AssistantMessage(tuple(content)))
+        if results:
+            out.append(ToolMessage(tuple(results)))
+        content.clear()
+        results.clear()
+
+    for part in message.parts:
+        if isinstance(part, StepStartPart):
+            flush()
+        elif isinstance(part, TextPart):
+            if part.text:
+                content.append(TextContent(_truncate(part.text, text_limit) if text_limit else part.text))
+        elif isinstance(part, ReasoningPart):
+            if part.text or part.provider_metadata:
+                content.append(ReasoningContent(part.text, part.provider_metadata))
+        elif isinstance(part, FilePart):
+            content.append(FileContent(part.media_type, part.url, part.filename))
+        elif isinstance(part, ToolPart):
+            result = _tool_result(part, output_limit)
+            if result is None:
+                continue
+            content.append(ToolCallContent(part.tool_call_id, part.name, normalize_input(part.input),
+                                           part.call_provider_metadata))
+            results.append(result)
+    flush()
+
+
+def _tool_result(part: ToolPart, output_limit: int | None) -> ToolResultContent | None:
+    match part.state:
+        case "output-available":
+            return ToolResultContent(part.tool_call_id, part.name, _cap_output(part.output, output_limit))
+        case "output-error":
+            return ToolResultContent(part.tool_call_id, part.name, part.error_text or "Tool error", True)
+        case "output-denied":
+            reason = part.approval.reason if part.approval and part.approval.reason else None
+            text = f"{DENIED_TOOL_TEXT} Reason: {reason}" if reason else DENIED_TOOL_TEXT
+            return ToolResultContent(part.tool_call_id, part.name, text, True)
+        case _:
+            return None

@@ -1,0 +1,50 @@
+"""Exceptions raised by think.
+
+* ThinkError
+  * ConfigurationError   the agent is set up wrong (no model, two tools with one name, bad ids)
+  * ProtocolError        a client frame or message we cannot accept
+  * ModelError           the model provider failed; see .status and .retryable
+    * ContextOverflow    the request did not fit the model's context window
+  * StorageError         SQLite or a migration failed
+  * TurnError            a turn API was used where it cannot run (for example inside a turn)
+* ToolFailed             raised by tool code to report a failure the model should see
+"""
+
+from __future__ import annotations
+
+
+class ThinkError(Exception):
+    """Base class of every error raised by think itself."""
+
+
+class ConfigurationError(ThinkError):
+    """The agent or the framework is configured in a way that cannot work."""
+
+
+class ProtocolError(ThinkError):
+    """Input from a client (a frame, a message) that we cannot accept."""
+
+
+class ModelError(ThinkError):
+    """A model provider failed."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class ContextOverflow(ModelError):
+    """The request did not fit the model's context window."""
+
+
+class StorageError(ThinkError):
+    """SQLite or a migration failed."""
+
+
+class TurnError(ThinkError):
+    """A turn API was called where it cannot run."""
+
+
+class ToolFailed(Exception):  # noqa: N818 - the name reads as an outcome, like pydantic-ai's
+    """Raised by tool code to report a failure the model should see (not a crash)."""

@@ -1,0 +1,261 @@
+"""The conversation data model: AI SDK `UIMessage`s and their parts.
+
+A `Message` is exactly the JSON object that `useChat` keeps in the browser, so what we store, what
+we broadcast and what the client sends back are the same shape. Field names are snake_case in
+Python and camelCase on the wire (`tool_call_id` ↔ `toolCallId`); unknown fields are kept and
+written back unchanged, so a newer client's additions survive a round trip through our storage.
+
+Validation happens where JSON enters (`Message.from_json`, `Message.model_validate`); code that
+builds messages itself constructs the part classes directly.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any, Literal, TypeAlias
+
+import orjson
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    TypeAdapter,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+JSONValue: TypeAlias = Any
+"""Any value that survives a JSON round trip."""
+JSONObject: TypeAlias = dict[str, Any]
+
+Role = Literal["system", "user", "assistant"]
+TextState = Literal["streaming", "done"]
+ToolState = Literal[
+    "input-streaming",
+    "input-available",
+    "approval-requested",
+    "approval-responded",
+    "output-available",
+    "output-error",
+    "output-denied",
+]
+SETTLED_TOOL_STATES: frozenset[str] = frozenset({"output-available", "output-error", "output-denied"})
+"""Tool part states that will never change again."""
+
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def new_id(size: int = 16) -> str:
+    """A random id like the AI SDK's `generateId()` (16 alphanumeric characters)."""
+    return "".join(secrets.choice(_ALPHABET) for _ in range(size))
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        serialize_by_alias=True,
+    )
+
+    def to_json(self) -> JSONObject:
+        """The wire form: camelCase keys, unset optional fields left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class TextPart(_Wire):
+    type: Literal["text"] = "text"
+    text: str = ""
+    state: TextState | None = None
+    provider_metadata: JSONObject | None = None
+
+
+class ReasoningPart(_Wire):
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    state: TextState | None = None
+    provider_metadata: JSONObject | None = None
+
+
+class FilePart(_Wire):
+    type: Literal["file"] = "file"
+    media_type: str
+    url: str
+    filename: str | None = None
+    provider_reference: JSONValue = None
+    provider_metadata: JSONObject | None = None
+
+
+class ReasoningFilePart(_Wire):
+    type: Literal["reasoning-file"] = "reasoning-file"
+    media_type: str
+    url: str
+    provider_metadata: JSONObject | None = None
+
+
+class CustomPart(_Wire):
+    type: Literal["custom"] = "custom"
+    kind: str
+    provider_metadata: JSONObject | None = None
+
+
+class SourceUrlPart(_Wire):
+    type: Literal["source-url"] = "source-url"
+    source_id: str
+    url: str
+    title: str | None = None
+    provider_metadata: JSONObject | None = None
+
+
+class SourceDocumentPart(_Wire):
+    type: Literal["source-document"] = "source-document"
+    source_id: str
+    media_type: str
+    title: str
+    filename: str | None = None
+    provider_metadata: JSONObject | None = None
+
+
+class StepStartPart(_Wire):
+    type: Literal["step-start"] = "step-start"
+
+
+class DataPart(_Wire):
+    """An application data part; `type` is `data-<name>`."""
+
+    type: Annotated[str, Field(pattern=r"^data-.+")]
+    id: str | None = None
+    data: JSONValue = None
+
+    @model_serializer(mode="wrap")
+    def _keep_data(self, handler: SerializerFunctionWrapHandler) -> JSONObject:
+        out: JSONObject = handler(self)
+        out.setdefault("data", None)
+        return out
+
+
+class ToolApproval(_Wire):
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+    is_automatic: bool | None = None
+    signature: str | None = None
+
+
+class ToolPart(_Wire):
+    """A tool call and its outcome.
+
+    `type` is `tool-<name>` for tools the server knows and `dynamic-tool` (with `tool_name`) for
+    the rest. The server also stores `tool_name` on static parts, as Think does.
+    """
+
+    type: Annotated[str, Field(pattern=r"^(tool-.+|dynamic-tool)$")]
+    tool_call_id: str
+    state: ToolState
+    tool_name: str | None = None
+    input: JSONValue = None
+    output: JSONValue = None
+    error_text: str | None = None
+    raw_input: JSONValue = None
+    title: str | None = None
+    tool_metadata: JSONValue = None
+    provider_executed: bool | None = None
+    call_provider_metadata: JSONObject | None = None
+    result_provider_metadata: JSONObject | None = None
+    preliminary: bool | None = None
+    approval: ToolApproval | None = None
+
+    @property
+    def name(self) -> str:
+        """The tool's name, for static and dynamic parts alike."""
+        if self.type == "dynamic-tool" or self.tool_name:
+            return self.tool_name or ""
+        return self.type[5:]
+
+    @property
+    def settled(self) -> bool:
+        return self.state in SETTLED_TOOL_STATES
+
+    @model_serializer(mode="wrap")
+    def _keep_null_output(self, handler: SerializerFunctionWrapHandler) -> JSONObject:
+        out: JSONObject = handler(self)
+        if self.state == "output-available":
+            out.setdefault("output", None)  # a tool that returned nothing still has an output
+        return out
+
+
+def _part_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(kind, str):
+        return "invalid"
+    if kind.startswith("tool-") or kind == "dynamic-tool":
+        return "tool"
+    if kind.startswith("data-"):
+        return "data"
+    return kind
+
+
+Part = Annotated[
+    Annotated[TextPart, Tag("text")]
+    | Annotated[ReasoningPart, Tag("reasoning")]
+    | Annotated[ToolPart, Tag("tool")]
+    | Annotated[StepStartPart, Tag("step-start")]
+    | Annotated[FilePart, Tag("file")]
+    | Annotated[ReasoningFilePart, Tag("reasoning-file")]
+    | Annotated[CustomPart, Tag("custom")]
+    | Annotated[SourceUrlPart, Tag("source-url")]
+    | Annotated[SourceDocumentPart, Tag("source-document")]
+    | Annotated[DataPart, Tag("data")],
+    Discriminator(_part_tag),
+]
+
+
+class Message(_Wire):
+    """One AI SDK `UIMessage`: `{id, role, metadata?, parts}`."""
+
+    id: Annotated[str, Field(min_length=1, max_length=512)]
+    role: Role
+    metadata: JSONValue = None
+    parts: list[Part] = Field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str, *, id: str | None = None) -> Message:
+        """A user message with one text part."""
+        return cls(id=id or new_id(), role="user", parts=[TextPart(text=text)])
+
+    @classmethod
+    def from_json(cls, data: JSONObject | str | bytes) -> Message:
+        """Validate untrusted JSON (a dict or its text) into a message.
+
+        Raises pydantic's ValidationError with the path of the first bad field.
+        """
+        if isinstance(data, str | bytes):
+            return cls.model_validate_json(data)
+        return cls.model_validate(data)
+
+    @property
+    def text(self) -> str:
+        """All text parts joined, the way a reader sees the answer."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_parts(self) -> list[ToolPart]:
+        return [p for p in self.parts if isinstance(p, ToolPart)]
+
+    def dumps(self) -> bytes:
+        """The wire form as compact JSON bytes (what we store and send)."""
+        return orjson.dumps(self.to_json())
+
+    def copy_deep(self) -> Message:
+        return self.model_copy(deep=True)
+
+
+MESSAGES = TypeAdapter(list[Message])
+"""Validates a JSON array of messages from an untrusted source."""
+
+
+def messages_to_json(messages: list[Message]) -> list[JSONObject]:
+    return [m.to_json() for m in messages]

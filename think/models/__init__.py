@@ -1,0 +1,53 @@
+"""Talking to LLMs: one `Model` protocol, thin adapters, and string ids that resolve to them."""
+
+from think.models.base import (
+    AssistantMessage,
+    FileContent,
+    Model,
+    ModelMessage,
+    ModelRequest,
+    ModelSettings,
+    ReasoningContent,
+    TextContent,
+    ToolCallContent,
+    ToolMessage,
+    ToolResultContent,
+    ToolSpec,
+    UserMessage,
+)
+from think.models.events import (
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStart,
+    Usage,
+)
+
+__all__ = [
+    "AssistantMessage",
+    "FileContent",
+    "Finish",
+    "FinishReason",
+    "Model",
+    "ModelMessage",
+    "ModelRequest",
+    "ModelSettings",
+    "ReasoningContent",
+    "ReasoningDelta",
+    "StreamEvent",
+    "TextContent",
+    "TextDelta",
+    "ToolCallContent",
+    "ToolCallDelta",
+    "ToolCallReady",
+    "ToolCallStart",
+    "ToolMessage",
+    "ToolResultContent",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+]

@@ -1,0 +1,132 @@
+"""The model protocol and what a model is asked: `ModelRequest` of provider-neutral messages."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from think.models.events import StreamEvent
+
+# ---- provider-neutral conversation (what the adapters translate) -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextContent:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """A file for a multimodal model. `data` is a URL (often a `data:` URL)."""
+
+    media_type: str
+    data: str
+    filename: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningContent:
+    text: str
+    provider_metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallContent:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    provider_metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultContent:
+    call_id: str
+    name: str
+    output: Any
+    """The tool's output (any JSON); for errors, the error text."""
+    is_error: bool = False
+
+
+UserContent: TypeAlias = TextContent | FileContent
+AssistantContent: TypeAlias = TextContent | ReasoningContent | ToolCallContent | FileContent
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    content: tuple[UserContent, ...]
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    content: tuple[AssistantContent, ...]
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    results: tuple[ToolResultContent, ...]
+    role: Literal["tool"] = "tool"
+
+
+ModelMessage: TypeAlias = UserMessage | AssistantMessage | ToolMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]
+"""`"auto"`, `"none"`, `"required"` or `{"type": "tool", "name": ...}`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSettings:
+    """Per-call knobs. `None` means "the provider's default"."""
+
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    stop_sequences: tuple[str, ...] | None = None
+    seed: int | None = None
+    tool_choice: ToolChoice | None = None
+    headers: dict[str, str] | None = None
+    provider_options: dict[str, Any] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """Everything one model call needs."""
+
+    system: str
+    messages: tuple[ModelMessage, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    settings: ModelSettings = field(default_factory=ModelSettings)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that can stream a reply."""
+
+    @property
+    def model_id(self) -> str:
+        """A label for logs and the UI, such as `"openai:gpt-4.1-mini"`."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Yield events for one model call, ending with exactly one `Finish`.
+
+        Provider failures end the stream with `Finish(reason="error")`; they are not raised.
+        Cancelling the consumer closes the provider request.
+        """
+        ...

@@ -1,0 +1,268 @@
+"""`Tool` and `@tool`: a typed function whose signature and docstring are its schema.
+
+    @tool
+    async def convert(amount: float, *, currency: str) -> str:
+        '''Convert an amount to another currency.
+
+        Args:
+            amount: How much, in euros.
+            currency: ISO 4217 code, such as "USD".
+        '''
+
+A first parameter annotated `ToolContext` is filled in by the loop and never shown to the model.
+A tool without `execute` is a client tool: the turn ends with its call `input-available` and the
+browser (or the caller) supplies the output.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from think.errors import ConfigurationError
+from think.messages import JSONObject, Message
+
+ToolOutput: TypeAlias = Any
+Execute: TypeAlias = Callable[[JSONObject, "ToolContext"], "Awaitable[ToolOutput] | AsyncIterator[ToolOutput] | ToolOutput"]
+NeedsApproval: TypeAlias = bool | Callable[[JSONObject], "bool | Awaitable[bool]"]
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+@dataclass(kw_only=True)
+class ToolContext:
+    """What a running tool may know about the call and the turn."""
+
+    tool_call_id: str
+    tool_name: str
+    request_id: str = ""
+    messages: Sequence[Message] = ()
+    """The transcript the turn started from."""
+    agent: Any = None
+    """The agent running the turn, when there is one."""
+
+
+class InvalidToolInput(ValueError):  # noqa: N818 - reads as the outcome the model sees
+    """The model's arguments do not match the tool's input schema."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A tool the model may call."""
+
+    name: str
+    description: str = ""
+    input_schema: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments object, as the model sees it."""
+    execute: Execute | None = None
+    """`execute(input, ctx)`: sync, async, or an async generator of preliminary outputs (the last
+    one is final). None makes this a client tool."""
+    needs_approval: NeedsApproval = False
+    """True, or a function of the input, to ask a person before the tool runs."""
+    validate_input: Callable[[JSONObject], JSONObject] | None = None
+    """Checks and normalizes the model's arguments; raises `InvalidToolInput`."""
+    recovery: Literal["report", "rerun"] = "report"
+    """What crash recovery does with a call that was running: report it as failed, or run it again."""
+    title: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ConfigurationError(
+                f"tool name {self.name!r} is not valid: use 1-128 letters, digits, '_', '-', '.' or ':'"
+            )
+
+    @property
+    def is_client_tool(self) -> bool:
+        return self.execute is None
+
+    def check_input(self, arguments: JSONObject) -> JSONObject:
+        """The validated input, or `InvalidToolInput` with a message for the model."""
+        if self.validate_input is None:
+            return arguments
+        return self.validate_input(arguments)
+
+    async def requires_approval(self, arguments: JSONObject) -> bool:
+        decision = self.needs_approval
+        if callable(decision):
+            result = decision(arguments)
+            if inspect.isawaitable(result):
+                result = await result
+            return bool(result)
+        return bool(decision)
+
+
+def _docstring_parts(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The description and the per-argument texts of a Google-style docstring."""
+    if not doc:
+        return "", {}
+    doc = inspect.cleandoc(doc)
+    match = re.search(r"^(Args|Arguments|Parameters):\s*$", doc, re.MULTILINE)
+    if not match:
+        return doc.strip(), {}
+    description = doc[: match.start()].strip()
+    params: dict[str, str] = {}
+    current: str | None = None
+    for line in doc[match.end() :].splitlines():
+        if line and not line.startswith((" ", "\t")):
+            break  # the next section (Returns:, Raises:, ...)
+        entry = re.match(r"^\s{1,8}(\*{0,2}\w+)\s*(?:\([^)]*\))?:\s*(.*)$", line)
+        if entry and (current is None or len(line) - len(line.lstrip()) <= 8):
+            current = entry.group(1).lstrip("*")
+            params[current] = entry.group(2).strip()
+        elif current and line.strip():
+            params[current] = f"{params[current]} {line.strip()}".strip()
+    return description, params
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is ToolContext or annotation == "ToolContext"
+
+
+def _to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value
+
+
+def _from_function(fn: Callable[..., Any], *, name: str | None, description: str | None,
+                   needs_approval: NeedsApproval, recovery: Literal["report", "rerun"]) -> Tool:
+    signature = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # a forward reference that does not resolve
+        raise ConfigurationError(f"cannot read the type hints of tool {fn.__name__!r}: {exc}") from exc
+    summary, arg_docs = _docstring_parts(fn.__doc__)
+    wants_context = False
+    fields: dict[str, Any] = {}
+    params = list(signature.parameters.values())
+    for index, param in enumerate(params):
+        annotation = hints.get(param.name, Any)
+        if index == 0 and _is_context(annotation):
+            wants_context = True
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ConfigurationError(f"tool {fn.__name__!r}: *args and **kwargs cannot be described to a model")
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+    model = create_model(  # type: ignore[call-overload]
+        f"{fn.__name__}_input", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    schema.setdefault("properties", {})
+
+    def validate(arguments: JSONObject) -> JSONObject:
+        try:
+            parsed = model.model_validate(arguments)
+        except ValidationError as exc:
+            raise InvalidToolInput(_describe_validation_error(exc)) from exc
+        return {key: getattr(parsed, key) for key in fields}
+
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
+
+    def execute(arguments: JSONObject, ctx: ToolContext) -> Any:
+        leading = [ctx] if wants_context else []
+        leading += [arguments[key] for key in positional if key in arguments]
+        keywords = {k: v for k, v in arguments.items() if k not in positional}
+        return fn(*leading, **keywords)
+
+    return Tool(
+        name=name or fn.__name__,
+        description=description if description is not None else summary,
+        input_schema=schema,
+        execute=execute,
+        needs_approval=needs_approval,
+        validate_input=validate,
+        recovery=recovery,
+    )
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err["loc"]) or "input"
+        problems.append(f"{where}: {err['msg']}")
+    more = len(exc.errors()) - 5
+    suffix = f" (and {more} more)" if more > 0 else ""
+    return "Invalid arguments: " + "; ".join(problems) + suffix
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: NeedsApproval = False,
+    recovery: Literal["report", "rerun"] = "report",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: NeedsApproval = False,
+    recovery: Literal["report", "rerun"] = "report",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function into a `Tool`; usable bare (`@tool`) or with options (`@tool(name=...)`)."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return _from_function(f, name=name, description=description,
+                              needs_approval=needs_approval, recovery=recovery)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def client_tool(name: str, *, description: str = "", input_schema: JSONObject | None = None) -> Tool:
+    """A tool the browser (or another caller) executes; the turn pauses until its output arrives."""
+    return Tool(name=name, description=description,
+                input_schema=input_schema or {"type": "object", "properties": {}})
+
+
+ToolsLike: TypeAlias = Sequence[Tool] | Mapping[str, Tool] | None
+
+
+def as_tool_map(tools: ToolsLike) -> dict[str, Tool]:
+    """Normalize `get_tools()` results: a list (names from the tools) or a mapping (keys win)."""
+    if not tools:
+        return {}
+    if isinstance(tools, Mapping):
+        out: dict[str, Tool] = {}
+        for key, value in tools.items():
+            if not isinstance(value, Tool):
+                raise ConfigurationError(f"tool {key!r} is {type(value).__name__}, not a think.Tool")
+            out[key] = value if value.name == key else _renamed(value, key)
+        return out
+    result: dict[str, Tool] = {}
+    for item in tools:
+        if not isinstance(item, Tool):
+            raise ConfigurationError(f"{item!r} is not a think.Tool (decorate functions with @tool)")
+        if item.name in result:
+            raise ConfigurationError(f"two tools are named {item.name!r}")
+        result[item.name] = item
+    return result
+
+
+def _renamed(value: Tool, name: str) -> Tool:
+    from dataclasses import replace
+
+    return replace(value, name=name)
+
+
+def jsonable_output(value: Any) -> Any:
+    """Tool outputs as JSON values: pydantic models are dumped; the rest must already be JSON."""
+    return _to_jsonable(value)
