@@ -1,0 +1,72 @@
+"""Think: an opinionated chat agent. Subclass `Think`, override `get_model()`, serve it."""
+
+from think._version import __version__
+from think.agent import Think
+from think.errors import (
+    ConfigurationError,
+    ContextOverflow,
+    ModelError,
+    ProtocolError,
+    StorageError,
+    ThinkError,
+    ToolFailed,
+    TurnError,
+)
+from think.hooks import (
+    Allow,
+    Block,
+    StepConfig,
+    StepContext,
+    StepRecord,
+    Substitute,
+    ToolCallContext,
+    ToolCallResultContext,
+    ToolDecision,
+    TurnConfig,
+    TurnContext,
+)
+from think.messages import Message
+from think.models.base import Model, ModelRequest
+from think.runtime import Agent, AgentRuntime, EmbeddedRuntime, callable, open_agent
+from think.sessions import Session
+from think.tools import Tool, ToolContext, client_tool, tool
+from think.turns.turn import TurnRequest, TurnResult
+
+__all__ = [
+    "Agent",
+    "AgentRuntime",
+    "Allow",
+    "Block",
+    "ConfigurationError",
+    "ContextOverflow",
+    "EmbeddedRuntime",
+    "Message",
+    "Model",
+    "ModelError",
+    "ModelRequest",
+    "ProtocolError",
+    "Session",
+    "StepConfig",
+    "StepContext",
+    "StepRecord",
+    "StorageError",
+    "Substitute",
+    "Think",
+    "ThinkError",
+    "Tool",
+    "ToolCallContext",
+    "ToolCallResultContext",
+    "ToolContext",
+    "ToolDecision",
+    "ToolFailed",
+    "TurnConfig",
+    "TurnContext",
+    "TurnError",
+    "TurnRequest",
+    "TurnResult",
+    "__version__",
+    "callable",
+    "client_tool",
+    "open_agent",
+    "tool",
+]

@@ -6,7 +6,7 @@ only the `LoopHooks` protocol, so it can run (and be tested) without an agent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
@@ -16,6 +16,7 @@ from think.models.events import FinishReason, Usage
 
 if TYPE_CHECKING:
     from think.tools.execute import ToolResult
+    from think.tools.tool import Tool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,3 +137,45 @@ class NoHooks:
 
     async def on_chunk(self, chunk: JSONObject) -> None:
         return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnContext:
+    """Passed to `before_turn`: what the turn is about to send to the model."""
+
+    system: str
+    messages: Sequence[ModelMessage]
+    tools: Mapping[str, Tool]
+    model: Model
+    continuation: bool = False
+    body: JSONObject | None = None
+    request_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnConfig:
+    """Per-turn overrides `before_turn` may return. `None` keeps the agent's value.
+
+    `tools` are added to the turn's tools; `active_tools` then limits which ones the model sees.
+    The remaining fields are model settings for every step of this turn.
+    """
+
+    model: Model | str | None = None
+    system: str | None = None
+    messages: Sequence[ModelMessage] | None = None
+    tools: Sequence[Tool] | Mapping[str, Tool] | None = None
+    active_tools: Sequence[str] | None = None
+    tool_choice: ToolChoice | None = None
+    max_steps: int | None = None
+    send_reasoning: bool | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    stop_sequences: Sequence[str] | None = None
+    seed: int | None = None
+    headers: Mapping[str, str] | None = None
+    provider_options: JSONObject | None = None
+    timeout: float | None = None

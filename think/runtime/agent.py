@@ -1,0 +1,138 @@
+"""`Agent`: an addressable instance with its own SQLite database, state and callable methods.
+
+This is the Durable Object of the original, in Python: one live instance per `(class, name)`,
+created by an `AgentRuntime`, whose mutations all run on one event loop. `Think` builds the chat
+lifecycle on top of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+
+from think.runtime.naming import kebab_case
+from think.storage import Database, Migration, Row, migrate, migration
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from think.runtime.base import AgentRuntime
+
+log = logging.getLogger("think.agent")
+
+
+@migration("think.agent.001_kv")
+def _m001_kv(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE think_kv (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+
+
+class Agent:
+    """Base class of every agent. Subclass `Think` for chat agents."""
+
+    initial_state: ClassVar[Any] = None
+    """State before the first `set_state()`; None means the agent has no state."""
+    migrations: ClassVar[Sequence[Migration]] = ()
+    """Your own schema migrations, applied in order after the framework's."""
+    agent_class_name: ClassVar[str | None] = None
+    """The URL segment for this class; default: the class name in kebab case."""
+
+    _framework_migrations: ClassVar[tuple[Migration, ...]] = (_m001_kv,)
+
+    def __init__(self, name: str, *, db: Database, runtime: AgentRuntime | None = None) -> None:
+        self.name = name
+        self.db = db
+        self.runtime = runtime
+        self._state: Any = None
+        self._state_loaded = False
+        self._state_listeners: list[Any] = []
+
+    @classmethod
+    def kebab_name(cls) -> str:
+        return cls.agent_class_name or kebab_case(cls.__name__)
+
+    @classmethod
+    def all_migrations(cls) -> list[Migration]:
+        seen: list[Migration] = []
+        for klass in reversed(cls.__mro__):
+            for m in klass.__dict__.get("_framework_migrations", ()):
+                if m not in seen:
+                    seen.append(m)
+        return seen + list(cls.migrations)
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        """Bring the instance up: migrations, then framework start-up, then `on_start()`."""
+        migrate(self.db, self.all_migrations())
+        await self._framework_start()
+        await self.on_start()
+
+    async def _framework_start(self) -> None:
+        """Subclasses of the framework restore their own state here (before `on_start`)."""
+
+    async def on_start(self) -> None:
+        """Called once each time the instance comes up (first use, and after hibernation)."""
+
+    def is_busy(self) -> bool:
+        """True while the instance has work that must keep it in memory."""
+        return False
+
+    async def _hibernate(self) -> None:
+        """Release memory and the database handle; the next use starts the instance again."""
+        self.db.close()
+
+    # ---- storage -------------------------------------------------------------------------------
+
+    def sql(self, query: str, *params: Any) -> list[Row]:
+        """Run one SQL statement on this agent's own database; rows come back as dicts."""
+        return self.db.sql(query, *params)
+
+    def kv_get(self, key: str, default: Any = None) -> Any:
+        raw = self.db.value("SELECT value FROM think_kv WHERE key = ?", key)
+        return default if raw is None else orjson.loads(raw)
+
+    def kv_set(self, key: str, value: Any) -> None:
+        if value is None:
+            self.db.sql("DELETE FROM think_kv WHERE key = ?", key)
+        else:
+            self.db.sql("INSERT INTO think_kv (key, value) VALUES (?, ?) "
+                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, orjson.dumps(value))
+
+    # ---- state ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The agent's state: the last `set_state()` value, else `initial_state`."""
+        if not self._state_loaded:
+            stored = self.kv_get("_state", _MISSING)
+            self._state = self.initial_state if stored is _MISSING else stored
+            self._state_loaded = True
+        return self._state
+
+    @property
+    def has_state(self) -> bool:
+        return self.state is not None
+
+    async def set_state(self, state: Any, *, source: str | None = None) -> None:
+        """Persist new state, tell connected clients, then call `on_state_update`.
+
+        `state` must be JSON-serializable. `source` is the connection id that sent it, if any.
+        """
+        orjson.dumps(state)  # raises TypeError for values that cannot be stored or sent
+        self.kv_set("_state", state)
+        self._state, self._state_loaded = state, True
+        for listener in tuple(self._state_listeners):
+            try:
+                await listener(state, source)
+            except Exception:
+                log.exception("a state listener failed")
+        await self.on_state_update(state, source)
+
+    async def on_state_update(self, state: Any, source: str | None) -> None:
+        """Called after every state change."""
+
+
+_MISSING: Any = object()

@@ -1,0 +1,157 @@
+"""`EmbeddedRuntime`: agents in this process, each in its own SQLite file under a data directory.
+
+Idle instances (no leases, no work) are hibernated: their database is closed and the object is
+dropped, so a hibernated agent costs no memory. Waking one is opening its file and checking the
+migration table: no transcript is read until it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+
+from think.errors import ConfigurationError
+from think.runtime.agent import Agent
+from think.runtime.naming import check_agent_name, file_name
+from think.storage import Database
+
+A = TypeVar("A", bound=Agent)
+Key = tuple[type[Agent], str]
+
+
+def default_data_dir() -> Path:
+    """Where agents keep their SQLite files unless told otherwise (`THINK_DATA_DIR` or `.think`)."""
+    return Path(os.environ.get("THINK_DATA_DIR", ".think"))
+
+
+class EmbeddedRuntime:
+    """One live instance per `(class, name)`, persisted under `data_dir`."""
+
+    def __init__(self, data_dir: str | Path | None = None, *, idle_timeout: float | None = 300.0) -> None:
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.idle_timeout = idle_timeout
+        """Seconds an unleased, idle instance stays live; 0 hibernates at once; None never."""
+        self._live: dict[Key, Agent] = {}
+        self._leases: dict[Key, int] = {}
+        self._last_used: dict[Key, float] = {}
+        self._starting: dict[Key, anyio.Event] = {}
+
+    def path_for(self, cls: type[Agent], name: str) -> Path:
+        return self.data_dir / cls.kebab_name() / f"{file_name(name)}.db"
+
+    def live(self) -> list[Agent]:
+        return list(self._live.values())
+
+    async def get(self, cls: type[A], name: str) -> A:
+        if not (isinstance(cls, type) and issubclass(cls, Agent)):
+            raise ConfigurationError(f"{cls!r} is not an Agent class")
+        check_agent_name(name)
+        key: Key = (cls, name)
+        while True:
+            if (agent := self._live.get(key)) is not None:
+                self._last_used[key] = time.monotonic()
+                return agent  # type: ignore[return-value]
+            if (starting := self._starting.get(key)) is not None:
+                await starting.wait()
+                continue
+            break
+        event = self._starting[key] = anyio.Event()
+        try:
+            path = self.path_for(cls, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = Database(path)
+            instance = cls(name, db=db, runtime=self)
+            try:
+                await instance._start()
+            except BaseException:
+                db.close()
+                raise
+            self._live[key] = instance
+            self._last_used[key] = time.monotonic()
+            return instance
+        finally:
+            del self._starting[key]
+            event.set()
+
+    @asynccontextmanager
+    async def lease(self, cls: type[A], name: str) -> AsyncIterator[A]:
+        key: Key = (cls, name)
+        self._leases[key] = self._leases.get(key, 0) + 1
+        try:
+            yield await self.get(cls, name)
+        finally:
+            self._leases[key] -= 1
+            if not self._leases[key]:
+                del self._leases[key]
+                self._last_used[key] = time.monotonic()
+                if self.idle_timeout == 0:
+                    await self.hibernate(cls, name)
+
+    def _idle(self, key: Key) -> bool:
+        agent = self._live.get(key)
+        return agent is not None and not self._leases.get(key) and not agent.is_busy()
+
+    async def hibernate(self, cls: type[Agent], name: str) -> bool:
+        key: Key = (cls, name)
+        if not self._idle(key):
+            return False
+        agent = self._live.pop(key)
+        self._last_used.pop(key, None)
+        await agent._hibernate()
+        return True
+
+    async def hibernate_idle(self, *, older_than: float | None = None) -> int:
+        """Hibernate every idle instance unused for `older_than` seconds (default: idle_timeout)."""
+        limit = self.idle_timeout if older_than is None else older_than
+        if limit is None:
+            return 0
+        now = time.monotonic()
+        count = 0
+        for key in list(self._live):
+            if now - self._last_used.get(key, now) >= limit and await self.hibernate(*key):
+                count += 1
+        return count
+
+    async def run_sweeper(self, *, interval: float = 30.0) -> None:
+        """Hibernate idle instances forever (run it in the server's task group)."""
+        while True:
+            await anyio.sleep(interval)
+            await self.hibernate_idle()
+
+    async def close(self) -> None:
+        for key in list(self._live):
+            agent = self._live.pop(key)
+            await agent._hibernate()
+        self._last_used.clear()
+
+
+_shared: dict[Path, EmbeddedRuntime] = {}
+
+
+def shared_runtime(data_dir: str | Path | None = None) -> EmbeddedRuntime:
+    """The process-wide runtime for a data directory (what `open_agent` and `think serve` share)."""
+    path = (Path(data_dir) if data_dir is not None else default_data_dir()).resolve()
+    runtime = _shared.get(path)
+    if runtime is None:
+        runtime = _shared[path] = EmbeddedRuntime(path, idle_timeout=0)
+    return runtime
+
+
+@asynccontextmanager
+async def open_agent(cls: type[A], name: str = "default", *, data_dir: str | Path | None = None) -> AsyncIterator[A]:
+    """The live agent instance at `(cls, name)`, for scripts, notebooks and tests.
+
+        async with open_agent(Assistant, "alice", data_dir="data") as agent:
+            result = await agent.save_messages(["Hello!"])
+
+    It is the same instance a server in this process would route to; when the block ends and
+    nothing else holds it, it is hibernated (its database closed).
+    """
+    async with shared_runtime(data_dir).lease(cls, name) as agent:
+        yield agent

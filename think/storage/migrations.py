@@ -1,0 +1,55 @@
+"""Ordered, named schema migrations.
+
+Each concept owns its tables and registers migrations under a namespace; a migration runs once
+per database, inside a transaction, in the order written. Agents add their own with the
+`migrations` class attribute.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from think.errors import StorageError
+from think.storage.database import Database
+
+MigrationFn = Callable[[sqlite3.Connection], None]
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: MigrationFn
+
+
+def migration(name: str) -> Callable[[MigrationFn], Migration]:
+    """Decorate a function `(connection) -> None` as a named migration."""
+
+    def wrap(fn: MigrationFn) -> Migration:
+        return Migration(name, fn)
+
+    return wrap
+
+
+def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
+    """Apply the migrations this database has not seen, in order. Returns the names applied."""
+    conn = db.connection
+    conn.execute("CREATE TABLE IF NOT EXISTS _think_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM _think_migrations")}
+    applied: list[str] = []
+    names = [m.name for m in migrations]
+    if len(set(names)) != len(names):
+        raise StorageError(f"two migrations share a name: {sorted(n for n in names if names.count(n) > 1)}")
+    for m in migrations:
+        if m.name in done:
+            continue
+        try:
+            with db.transaction():
+                m.apply(conn)
+                conn.execute("INSERT INTO _think_migrations (name, applied_at) VALUES (?, ?)", (m.name, time.time()))
+        except sqlite3.Error as exc:
+            raise StorageError(f"migration {m.name!r} failed: {exc}") from exc
+        applied.append(m.name)
+    return applied

@@ -1,0 +1,82 @@
+"""`Fanout`: every chunk of every turn, delivered to whoever listens (connections, tests, parents).
+
+The turn publishes `TurnEvent`s in order; listeners are called inline, in subscription order.
+A listener that raises is dropped from that event only (and logged): one broken socket must not
+stop a turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from think.messages import JSONObject, Message
+
+log = logging.getLogger("think.stream")
+
+TurnOutcome = Literal["completed", "aborted", "error", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkEvent:
+    """One UI message chunk of a running turn."""
+
+    request_id: str
+    seq: int
+    chunk: JSONObject
+    continuation: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    request_id: str
+    continuation: bool = False
+    user_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    """The turn is over and its reply is persisted."""
+
+    request_id: str
+    outcome: TurnOutcome
+    message: Message | None = None
+    error: str | None = None
+    continuation: bool = False
+    user_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptChanged:
+    """The active transcript changed (`exclude` is the connection that caused it, if any)."""
+
+    messages: tuple[Message, ...]
+    exclude: str | None = None
+
+
+TurnEvent = ChunkEvent | TurnStarted | TurnFinished | TranscriptChanged
+Listener = Callable[[TurnEvent], Awaitable[None]]
+
+
+@dataclass
+class Fanout:
+    listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add a listener; returns the function that removes it."""
+        self.listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
+
+        return unsubscribe
+
+    async def publish(self, event: TurnEvent) -> None:
+        for listener in tuple(self.listeners):
+            try:
+                await listener(event)
+            except Exception:
+                log.exception("a turn listener failed; the turn goes on")

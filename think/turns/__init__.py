@@ -1,0 +1,1 @@
+"""Admission: which turn runs, when, and how it is cancelled."""

@@ -1,0 +1,54 @@
+"""`Cancellations`: the cancel scope of each running request, by request id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+
+
+class Cancellations:
+    """Cancel scopes of running turns, by request id.
+
+    A scope absorbs its own cancellation, so "the user pressed stop" is a normal ending of the
+    turn while a server shutdown still propagates.
+    """
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._early: set[str] = set()
+
+    @contextmanager
+    def scope(self, request_id: str) -> Iterator[anyio.CancelScope]:
+        with anyio.CancelScope() as scope:
+            self._scopes[request_id] = scope
+            if request_id in self._early:  # cancelled while it was still queued
+                self._early.discard(request_id)
+                scope.cancel()
+            try:
+                yield scope
+            finally:
+                self._scopes.pop(request_id, None)
+
+    def cancel(self, request_id: str) -> bool:
+        """Cancel a running turn; True if there was one."""
+        if scope := self._scopes.get(request_id):
+            scope.cancel()
+            return True
+        return False
+
+    def cancel_pending(self, request_id: str) -> None:
+        """Cancel a turn that is admitted but has not started yet, as soon as it starts."""
+        if not self.cancel(request_id):
+            self._early.add(request_id)
+
+    def cancel_all(self) -> int:
+        scopes = list(self._scopes.values())
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
+
+    @property
+    def running(self) -> list[str]:
+        return list(self._scopes)

@@ -1,0 +1,47 @@
+"""The values a turn is made of: what was asked (`TurnRequest`) and how it ended (`TurnResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from think.messages import JSONObject, Message
+from think.tools.tool import Tool
+
+TurnStatus = Literal["completed", "error", "aborted", "skipped"]
+MessagesFn = Callable[[list[Message]], Sequence[Message]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnRequest:
+    """One admitted chat turn."""
+
+    request_id: str
+    """Chosen by the client (or generated); the key for cancellation and stream resume."""
+    messages: Sequence[Message] | MessagesFn = ()
+    """New messages this turn saves before the model runs, or a function of the transcript at
+    the head of the queue that returns them."""
+    continuation: bool = False
+    """Continue the last assistant message instead of answering a new user message."""
+    body: JSONObject | None = None
+    """Custom fields from the client's request body, for `before_turn`."""
+    client_tools: Sequence[Tool] = ()
+    """Tools the caller executes itself for this turn."""
+    parent_id: str | None = None
+    """Where the reply hangs in the tree (regeneration); default: the newest message."""
+    sender: str | None = None
+    """The connection that asked, if any (it does not get its own messages echoed)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResult:
+    """How a turn ended. `message` is the persisted reply (None if there was none)."""
+
+    request_id: str
+    status: TurnStatus
+    error: str | None = None
+    message: Message | None = None
+    continuation: bool = False
+    user_message_ids: tuple[str, ...] = field(default=())
+
