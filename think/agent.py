@@ -209,8 +209,9 @@ class Think(Agent):
 
             payload: Any = resolved
         else:
-            if isinstance(messages, str | Message | dict):
-                raise ProtocolError("save_messages takes a list of messages; wrap a single one in [ ]")
+            if isinstance(messages, str | Message | dict) or not isinstance(messages, Sequence):
+                raise ProtocolError("save_messages takes a list of messages (or a function returning one); "
+                                    f"got {type(messages).__name__}")
             payload = [to_message(m) for m in messages]
         return await self.run(TurnRequest(request_id=request_id or new_request_id(), messages=payload, body=body))
 

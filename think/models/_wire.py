@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from typing import Any, Protocol
 from urllib.parse import unquote_to_bytes
@@ -50,9 +50,9 @@ async def post_sse(
     *,
     headers: Mapping[str, str],
     body: dict[str, Any],
-    timeout: Timeout,
+    http_timeout: Timeout,
     decoder: StreamDecoder,
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """POST `body` as JSON and yield the decoded events of the streamed reply, ending with one `Finish`.
 
     Failures of any kind (HTTP status, network, timeout, malformed data) end the stream with
@@ -62,7 +62,7 @@ async def post_sse(
     tail: list[StreamEvent]
     try:
         async with client.stream(
-            "POST", url, content=orjson.dumps(body), headers=headers, timeout=timeout
+            "POST", url, content=orjson.dumps(body), headers=headers, timeout=http_timeout
         ) as response:
             if not response.is_success:
                 tail = [http_error(response.status_code, response.reason_phrase, await response.aread())]

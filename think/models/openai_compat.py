@@ -64,7 +64,7 @@ class OpenAICompatibleModel:
             self.url,
             headers=headers,
             body=chat_body(self.model, request, include_usage=self.include_usage),
-            timeout=self.timeout if settings.timeout is None else settings.timeout,
+            http_timeout=self.timeout if settings.timeout is None else settings.timeout,
             decoder=ChatChunkDecoder(),
         )
         async with aclosing(events):

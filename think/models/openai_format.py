@@ -13,10 +13,10 @@ import orjson
 
 from think.models._wire import error_message, error_status, json_text, parse_data_url
 from think.models.base import (
+    AssistantContent,
     AssistantMessage,
     FileContent,
     ModelRequest,
-    ReasoningContent,
     TextContent,
     ToolCallContent,
     ToolChoice,
@@ -129,8 +129,10 @@ def _user_content(content: Sequence[UserContent], *, text_only: bool) -> str | l
         return content[0].text
     parts = [_text_part(item) if isinstance(item, TextContent) else _file_part(item) for item in content]
     if text_only:
-        return "\n\n".join(part["text"] if part["type"] == "text" else _file_note(item)
-                           for part, item in zip(parts, content, strict=True))
+        return "\n\n".join(
+            part["text"] if part["type"] == "text" else _file_note(item)
+            for part, item in zip(parts, content, strict=True)
+        )
     return parts
 
 
@@ -156,7 +158,7 @@ def _file_note(item: UserContent) -> str:
     return f"[attached file not sent to the model: {item.filename or 'unnamed'} ({item.media_type})]"
 
 
-def _assistant_message(content: Sequence[ReasoningContent | TextContent | ToolCallContent | FileContent]) -> JSON:
+def _assistant_message(content: Sequence[AssistantContent]) -> JSON:
     texts = [item.text for item in content if isinstance(item, TextContent) and item.text]
     calls = [_tool_call(item) for item in content if isinstance(item, ToolCallContent)]
     message: JSON = {"role": "assistant", "content": "\n\n".join(texts) if texts else (None if calls else "")}
@@ -226,7 +228,8 @@ class ChatChunkDecoder:
         error = chunk.get("error")
         if error is not None:
             message = error_message({"error": error}) or json_text(error)
-            self._error = Finish("error", error=f"error from the model: {message}", status=error_status(error))
+            status = error_status(error)
+            self._error = Finish("error", error=f"error from the model: {message}", status=status)
             self.stopped = True
             return []
         usage = chunk.get("usage")
@@ -311,8 +314,13 @@ class ChatChunkDecoder:
         events: list[StreamEvent] = []
         self._flush_calls(events)
         if self._finish_reason is None:
-            events.append(Finish("error", usage=self._make_usage(),
-                                 error="the stream ended before the model finished (no finish_reason)"))
+            events.append(
+                Finish(
+                    "error",
+                    usage=self._make_usage(),
+                    error="the stream ended before the model finished (no finish_reason)",
+                )
+            )
             return events
         reason = FINISH_REASONS.get(self._finish_reason, "other")
         if reason == "stop" and self._had_calls:  # some servers say "stop" after tool calls

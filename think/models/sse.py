@@ -8,7 +8,7 @@ that dispatches the event. `data: [DONE]`, OpenAI's end-of-stream marker, ends t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass
 
 import httpx
@@ -23,7 +23,7 @@ class ServerSentEvent:
     """The `event:` field; `"message"` when the event had none, as the SSE spec says."""
 
 
-async def iter_sse(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEvent]:
+async def iter_sse(lines: AsyncIterable[str]) -> AsyncGenerator[ServerSentEvent, None]:
     """Yield the events in `lines` (text lines without their line endings).
 
     Stops after `data: [DONE]` without yielding it. An event still open when the lines run out is
@@ -51,6 +51,6 @@ async def iter_sse(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEvent]:
             yield ServerSentEvent(text, event)
 
 
-def aiter_sse(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
+def aiter_sse(response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
     """The events of a streaming httpx response."""
     return iter_sse(response.aiter_lines())

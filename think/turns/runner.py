@@ -57,6 +57,7 @@ async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     session = agent.session
     request_id = turn.request_id
+    generation = agent.turn_queue.generation
     # Save the new messages first: even a turn that fails later keeps what the user said.
     try:
         new = turn.messages(list(session.history())) if callable(turn.messages) else turn.messages
@@ -106,7 +107,9 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
     if error is not None:
         error = await _error_text(agent, error, request_id, stage="stream", persisted=True)
-    stored = await _persist_reply(agent, turn, reply)
+    # A clear during the turn means the conversation is gone: the reply must not start a new one.
+    cleared = agent.turn_queue.generation != generation
+    stored = None if cleared else await _persist_reply(agent, turn, reply)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids)
     await agent.fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))

@@ -1,0 +1,18 @@
+import inspect
+
+import think
+
+
+def test_public_names_are_exactly_all() -> None:
+    public = {n for n, v in vars(think).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    assert public == set(think.__all__) - {"__version__"}
+    assert think.__all__ == sorted(think.__all__)  # a sorted list makes additions visible in review
+
+
+def test_importing_think_does_not_load_optional_or_heavy_modules() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, think; print(','.join(m for m in ('httpx', 'uvicorn', 'pydantic_ai', 'llama_cpp') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
