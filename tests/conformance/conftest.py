@@ -35,7 +35,8 @@ def _installed_ai_version() -> str | None:
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"`{name}` is not on PATH: the UI chunk conformance tests need Node.js and npm", pytrace=False)
+        pytest.fail(f"`{name}` is not on PATH: the UI chunk conformance tests need Node.js and npm",
+                    pytrace=False)
     return path
 
 
@@ -72,5 +73,5 @@ def _run_ui_chunks(streams: list[dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def run_ui_chunks(node_modules: Path) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
-    """Runs `ui_chunks.mjs` once over `[{"name", "chunks"}]` and returns its parsed output (see the script)."""
+    """Runs `ui_chunks.mjs` once over `[{"name", "chunks", "message"?}]`; returns its parsed output."""
     return _run_ui_chunks

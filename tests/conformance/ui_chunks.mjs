@@ -1,6 +1,7 @@
 // Checks recorded UI message chunk streams against the npm `ai` package (pinned in package.json).
 //
-// stdin:  {"streams": [{"name": "...", "chunks": [{...}, ...]}, ...]}
+// stdin:  {"streams": [{"name": "...", "chunks": [{...}, ...], "message"?: {...}}, ...]}
+//         (`message`: the assistant message the stream continues, as `readUIMessageStream` takes it)
 // stdout: {"aiVersion": "7.0.173", "results": [{
 //            "name": "...",
 //            "invalid": [{"index", "chunk", "issues"}],   // chunks `uiMessageChunkSchema` rejects
@@ -98,6 +99,8 @@ async function check(stream, schema, declared) {
   // `readUIMessageStream` yields. `error` chunks reach `onError` as `new Error(errorText)` and the
   // fold goes on; a chunk the fold cannot apply (a delta for an unknown id, an output for an
   // unknown tool call) errors the stream: it reaches `onError` too and the fold stops there.
+  // Chunks that change nothing visible yield no snapshot: a `start-step` pushes its `step-start`
+  // part without one, so it only shows once a later chunk (text, tool, ...) yields.
   const streamErrorTexts = new Set(chunks.filter((c) => c?.type === "error").map((c) => c.errorText));
   const streamErrors = [];
   let error = null;
@@ -110,6 +113,7 @@ async function check(stream, schema, declared) {
   });
   try {
     const messages = readUIMessageStream({
+      message: stream.message == null ? undefined : structuredClone(stream.message),
       stream: source,
       onError(e) {
         if (e?.constructor === Error && streamErrorTexts.has(e.message)) streamErrors.push(e.message);

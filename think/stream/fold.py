@@ -106,11 +106,9 @@ class Fold:
                     return
                 part.state = "output-error"
                 part.error_text = chunk.get("errorText", "")
-                if part.type == "dynamic-tool":
-                    part.input = chunk.get("input")
-                else:
-                    part.raw_input = chunk.get("input")
-                    part.input = None
+                # ai 7.0.173 keeps the failed input in `input` (`rawInput` is deprecated).
+                part.input = chunk.get("input")
+                part.raw_input = None
                 self._copy_call_fields(part, chunk)
             case "tool-approval-request":
                 part = self._tool(chunk.get("toolCallId"))
