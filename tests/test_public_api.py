@@ -13,6 +13,7 @@ def test_importing_think_does_not_load_optional_or_heavy_modules() -> None:
     import subprocess
     import sys
 
-    code = "import sys, think; print(','.join(m for m in ('httpx', 'uvicorn', 'pydantic_ai', 'llama_cpp') if m in sys.modules))"
+    heavy = ("httpx", "uvicorn", "pydantic_ai", "llama_cpp")
+    code = f"import sys, think; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

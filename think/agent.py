@@ -17,6 +17,7 @@ import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from think.context.history import ModelHistory
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
 from think.errors import ConfigurationError, ProtocolError, TurnError
 from think.hooks import (
@@ -74,6 +75,7 @@ class Think(Agent):
         super().__init__(name, **kwargs)
         self.session = Session(self.db, max_persisted_messages=self.max_persisted_messages)
         self.fanout = Fanout()
+        self.model_history = ModelHistory()
         self.turn_queue = TurnQueue()
         self.cancellations = Cancellations()
         self._turns_running = 0

@@ -10,11 +10,12 @@ the emitted chunks built so far.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 import anyio
 import orjson
@@ -30,6 +31,7 @@ from think.hooks import (
     ToolCall,
     ToolCallContext,
     ToolCallResultContext,
+    ToolDecision,
 )
 from think.messages import JSONObject, new_id
 from think.models.base import (
@@ -48,6 +50,7 @@ from think.models.events import (
     Finish,
     FinishReason,
     ReasoningDelta,
+    StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
@@ -121,14 +124,10 @@ async def run_loop(
     result = LoopResult(status="completed")
     messages: list[ModelMessage] = list(request.messages)
     base_ctx = tool_context or ToolContext(tool_call_id="", tool_name="")
-    text_ids = 0
+    part_ids = itertools.count()
 
-    async def send(chunk: JSONObject) -> None:
-        await emit(chunk)
-
-    await send({"type": "start", "messageId": message_id} if message_id else {"type": "start"})
+    await emit({"type": "start", "messageId": message_id} if message_id else {"type": "start"})
     for step_number in range(max(1, max_steps)):
-        step = StepRecord(step_number=step_number)
         step_model, system, step_tools, step_request = model, request.system, tools, request
         config = await hooks.before_step(StepContext(step_number=step_number, steps=tuple(result.steps),
                                                      model=model, system=system, messages=tuple(messages)))
@@ -147,76 +146,12 @@ async def run_loop(
         specs = tuple(spec for spec in request.tools if spec.name in step_tools)
         call_request = replace(step_request, system=system, messages=tuple(messages), tools=specs)
 
-        await send({"type": "start-step"})
-        open_kind: str | None = None  # "text" | "reasoning"
-        open_id = ""
-        calls: dict[str, _Call] = {}
-        content: list[AssistantContent] = []
-        finish: Finish | None = None
-
-        async def close_open() -> None:
-            nonlocal open_kind
-            if open_kind is not None:
-                if open_kind == "text" or send_reasoning:
-                    await send({"type": f"{open_kind}-end", "id": open_id})
-                open_kind = None
-
-        reasoning_meta: dict[str, Any] | None = None
+        await emit({"type": "start-step"})
+        stream = _StepStream(step_number, step_tools, emit, part_ids, send_reasoning)
         async for event in step_model.stream(call_request):
-            match event:
-                case TextDelta(text=delta):
-                    if open_kind != "text":
-                        await close_open()
-                        open_kind, open_id = "text", f"txt-{text_ids}"
-                        text_ids += 1
-                        await send({"type": "text-start", "id": open_id})
-                    step.text += delta
-                    await send({"type": "text-delta", "id": open_id, "delta": delta})
-                case ReasoningDelta(text=delta, provider_metadata=meta):
-                    if open_kind != "reasoning":
-                        await close_open()
-                        open_kind, open_id = "reasoning", f"rsn-{text_ids}"
-                        text_ids += 1
-                        if send_reasoning:
-                            await send({"type": "reasoning-start", "id": open_id})
-                    step.reasoning += delta
-                    if meta:
-                        reasoning_meta = {**(reasoning_meta or {}), **meta}
-                    if send_reasoning:
-                        chunk: JSONObject = {"type": "reasoning-delta", "id": open_id, "delta": delta}
-                        if meta:
-                            chunk["providerMetadata"] = meta
-                        await send(chunk)
-                case ToolCallStart(id=call_id, name=name):
-                    await close_open()
-                    calls[call_id] = _Call(call_id, name, tool=step_tools.get(name))
-                    start: JSONObject = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
-                    if name not in step_tools:
-                        start["dynamic"] = True
-                    await send(start)
-                case ToolCallDelta(id=call_id, arguments_delta=delta):
-                    if call_id in calls:
-                        calls[call_id].raw += delta
-                    await send({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta})
-                case ToolCallReady(id=call_id, name=name, arguments=raw):
-                    await close_open()
-                    if call_id not in calls:
-                        calls[call_id] = _Call(call_id, name, tool=step_tools.get(name))
-                        start = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
-                        if name not in step_tools:
-                            start["dynamic"] = True
-                        await send(start)
-                    c = calls[call_id]
-                    c.raw = raw
-                    await _announce_call(c, step_tools, send)
-                case Finish():
-                    finish = event
-        await close_open()
-        if step.reasoning or reasoning_meta:
-            content.append(ReasoningContent(step.reasoning, reasoning_meta))
-        if step.text:
-            content.append(TextContent(step.text))
-
+            await stream.feed(event)
+        await stream.close_open()
+        step, finish, calls = stream.step, stream.finish, stream.calls
         if finish is None:
             finish = Finish("error", error="the model stream ended without a finish event")
         step.finish_reason = finish.reason
@@ -226,38 +161,22 @@ async def run_loop(
             result.steps.append(step)
             result.status, result.finish_reason = "error", "error"
             result.error = finish.error or "The model failed without saying why."
-            await send({"type": "error", "errorText": result.error})
+            await emit({"type": "error", "errorText": result.error})
             return result
 
-        # Run this step's server tool calls, in parallel; outputs reach the UI as they finish.
-        ready = [c for c in calls.values() if c.input is not None and not c.waits and c.error is None]
-        outcomes: dict[str, ToolResult] = {}
-        messages_snapshot = tuple(messages)
-
-        async def run_one(c: _Call) -> None:
-            outcomes[c.id] = await _execute(c, step_number, hooks, base_ctx, messages_snapshot, send)
-
-        if len(ready) == 1:
-            await run_one(ready[0])
-        elif ready:
-            async with anyio.create_task_group() as group:
-                for c in ready:
-                    group.start_soon(run_one, c)
-
+        outcomes = await _run_calls(list(calls.values()), step_number, hooks, base_ctx, tuple(messages), emit)
+        content = stream.content()
         results: list[ToolResultContent] = []
         for c in calls.values():
             step.tool_calls.append(ToolCall(id=c.id, name=c.name, input=c.input or {}))
             if c.waits:
                 continue
             content.append(ToolCallContent(c.id, c.name, c.input or {}))
-            if c.error is not None:
-                outcome = ToolResult.failed(c.id, c.name, c.error)
-            else:
-                outcome = outcomes[c.id]
+            outcome = ToolResult.failed(c.id, c.name, c.error) if c.error is not None else outcomes[c.id]
             step.tool_results.append(outcome)
             results.append(ToolResultContent(c.id, c.name, outcome.error if outcome.is_error else outcome.output,
                                              outcome.is_error))
-        await send({"type": "finish-step"})
+        await emit({"type": "finish-step"})
         await hooks.on_step_finish(step)
         result.steps.append(step)
         if content:
@@ -276,8 +195,108 @@ async def run_loop(
         if step_number + 1 >= max_steps:
             result.status = "max-steps"
             break
-    await send({"type": "finish", "finishReason": result.finish_reason})
+    await emit({"type": "finish", "finishReason": result.finish_reason})
     return result
+
+
+class _StepStream:
+    """Turns one step's model events into UI chunks and collects what the step said."""
+
+    def __init__(self, step_number: int, tools: Mapping[str, Tool], emit: Emit, part_ids: Iterator[int],
+                 send_reasoning: bool) -> None:
+        self.step = StepRecord(step_number=step_number)
+        self.tools = tools
+        self.emit = emit
+        self.part_ids = part_ids
+        self.send_reasoning = send_reasoning
+        self.calls: dict[str, _Call] = {}
+        self.finish: Finish | None = None
+        self.reasoning_meta: dict[str, Any] | None = None
+        self.open_kind: Literal["text", "reasoning"] | None = None
+        self.open_id = ""
+
+    async def feed(self, event: StreamEvent) -> None:
+        match event:
+            case TextDelta(text=delta):
+                await self._open("text")
+                self.step.text += delta
+                await self.emit({"type": "text-delta", "id": self.open_id, "delta": delta})
+            case ReasoningDelta(text=delta, provider_metadata=meta):
+                await self._open("reasoning")
+                self.step.reasoning += delta
+                if meta:
+                    self.reasoning_meta = {**(self.reasoning_meta or {}), **meta}
+                if self.send_reasoning:
+                    chunk: JSONObject = {"type": "reasoning-delta", "id": self.open_id, "delta": delta}
+                    if meta:
+                        chunk["providerMetadata"] = meta
+                    await self.emit(chunk)
+            case ToolCallStart(id=call_id, name=name):
+                await self._start_call(call_id, name)
+            case ToolCallDelta(id=call_id, arguments_delta=delta):
+                if call_id in self.calls:
+                    self.calls[call_id].raw += delta
+                await self.emit({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta})
+            case ToolCallReady(id=call_id, name=name, arguments=raw):
+                if call_id not in self.calls:
+                    await self._start_call(call_id, name)
+                await self.close_open()
+                call = self.calls[call_id]
+                call.raw = raw
+                await _announce_call(call, self.tools, self.emit)
+            case Finish():
+                self.finish = event
+            case _:
+                assert_never(event)
+
+    async def _open(self, kind: Literal["text", "reasoning"]) -> None:
+        if self.open_kind == kind:
+            return
+        await self.close_open()
+        self.open_kind, self.open_id = kind, f"{'txt' if kind == 'text' else 'rsn'}-{next(self.part_ids)}"
+        if kind == "text" or self.send_reasoning:
+            await self.emit({"type": f"{kind}-start", "id": self.open_id})
+
+    async def close_open(self) -> None:
+        if self.open_kind is not None:
+            if self.open_kind == "text" or self.send_reasoning:
+                await self.emit({"type": f"{self.open_kind}-end", "id": self.open_id})
+            self.open_kind = None
+
+    async def _start_call(self, call_id: str, name: str) -> None:
+        await self.close_open()
+        self.calls[call_id] = _Call(call_id, name, tool=self.tools.get(name))
+        start: JSONObject = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
+        if name not in self.tools:
+            start["dynamic"] = True
+        await self.emit(start)
+
+    def content(self) -> list[AssistantContent]:
+        """The step's reasoning and text, as the next model call must see them."""
+        content: list[AssistantContent] = []
+        if self.step.reasoning or self.reasoning_meta:
+            content.append(ReasoningContent(self.step.reasoning, self.reasoning_meta))
+        if self.step.text:
+            content.append(TextContent(self.step.text))
+        return content
+
+
+async def _run_calls(calls: list[_Call], step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
+                     messages: Sequence[ModelMessage], emit: Emit) -> dict[str, ToolResult]:
+    """Run a step's server tool calls in parallel; outputs reach the UI as they finish."""
+    ready = [c for c in calls if c.input is not None and not c.waits and c.error is None]
+    outcomes: dict[str, ToolResult] = {}
+
+    async def run_one(call: _Call) -> None:
+        outcomes[call.id] = await _execute(call, step_number, hooks, base_ctx, messages, emit)
+
+    if len(ready) == 1:
+        await run_one(ready[0])
+    elif ready:
+        async with anyio.create_task_group() as group:
+            for call in ready:
+                group.start_soon(run_one, call)
+    return outcomes
 
 
 async def _announce_call(c: _Call, tools: Mapping[str, Tool], send: Emit) -> None:
@@ -330,15 +349,14 @@ async def _execute(c: _Call, step_number: int, hooks: LoopHooks, base_ctx: ToolC
     assert c.tool is not None and c.input is not None
     call = ToolCall(id=c.id, name=c.name, input=c.input)
     started = time.perf_counter()
+    outcome: ToolResult | None = None
+    decision: ToolDecision | None = None
     try:
         decision = await hooks.before_tool_call(ToolCallContext(call=call, step_number=step_number,
                                                                 messages=messages,
                                                                 request_id=base_ctx.request_id))
-    except Exception as exc:
+    except Exception as exc:  # a hook that raises becomes this call's error
         outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")
-        decision = None
-    else:
-        outcome = None
     if outcome is None:
         match decision:
             case Block(reason=reason):

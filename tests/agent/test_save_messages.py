@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
+from tests.agent.agents import Calculator
 from think import Message, Think, TurnConfig, TurnContext, TurnError, open_agent, tool
 from think.stream.fanout import ChunkEvent, TurnEvent
 from think.testing.models import HANG, ScriptedModel, call, error
-from tests.agent.agents import Calculator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,7 +127,7 @@ async def test_turns_queue_in_arrival_order(data_dir: Path) -> None:
                     results.append((i, await agent.save_messages([f"m{i}"])))
 
                 tg.start_soon(go)
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
         texts = [(m.role, m.text) for m in agent.messages]
         assert texts == [("user", "m0"), ("assistant", "echo 1"), ("user", "m1"), ("assistant", "echo 3"),
                          ("user", "m2"), ("assistant", "echo 5")]
@@ -244,3 +245,16 @@ async def test_save_messages_rejects_non_lists(data_dir: Path, bad: object) -> N
     async with open_agent(Echo, "bad", data_dir=data_dir) as agent:
         with pytest.raises(ProtocolError):
             await agent.save_messages(bad)  # type: ignore[arg-type]
+
+
+async def test_regenerate_makes_a_sibling_answer_and_keeps_the_old_one(data_dir: Path) -> None:
+    from think import TurnRequest
+
+    async with open_agent(Echo, "regen", data_dir=data_dir) as agent:
+        await agent.save_messages([Message.user("hi", id="u1")])
+        first = agent.messages[-1].id
+        result = await agent.run(TurnRequest(request_id="r2", parent_id="u1"))
+        assert result.status == "completed"
+        assert [m.id for m in agent.messages] == ["u1", result.message.id]  # type: ignore[union-attr]
+        assert result.message is not None and result.message.id != first
+        assert agent.session.count_rows() == 3

@@ -5,12 +5,12 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from tests.helpers import request_for, run, types
 from think.errors import ToolFailed
 from think.loop import run_loop
 from think.messages import JSONObject, ToolPart
 from think.testing.models import HANG, ScriptedModel, call, error, reasoning, text
 from think.tools import Tool, client_tool, tool
-from tests.helpers import request_for, run, types
 
 
 @tool
@@ -130,7 +130,8 @@ async def test_a_tool_needing_approval_stops_the_turn_with_an_approval_request()
     approvals = [c for c in chunks if c["type"] == "tool-approval-request"]
     assert len(approvals) == 1 and approvals[0]["toolCallId"] == message.tool_parts[1].tool_call_id
     assert [p.state for p in message.tool_parts] == ["output-available", "approval-requested"]
-    assert message.tool_parts[1].approval is not None and message.tool_parts[1].approval.id == approvals[0]["approvalId"]
+    approval = message.tool_parts[1].approval
+    assert approval is not None and approval.id == approvals[0]["approvalId"]
     assert chunks[-1] == {"type": "finish", "finishReason": "tool-calls"}
     assert len(model.requests) == 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 import pytest
@@ -33,7 +34,7 @@ def _notes(conn: sqlite3.Connection) -> None:
 
 
 class Notes(Agent):
-    initial_state = {"count": 0}
+    initial_state: ClassVar[dict[str, int]] = {"count": 0}
     migrations = (_notes,)
     started = 0
 
@@ -75,7 +76,8 @@ async def test_sql_state_and_migrations_persist_across_hibernation(tmp_path: Pat
     assert again is not agent
     assert again.sql("SELECT body FROM notes") == [{"body": "first"}]
     assert again.state == {"count": 1}
-    assert [r["name"] for r in again.sql("SELECT name FROM _think_migrations WHERE name = 'notes.001'")] == ["notes.001"]
+    applied = again.sql("SELECT name FROM _think_migrations WHERE name = 'notes.001'")
+    assert [r["name"] for r in applied] == ["notes.001"]
     with pytest.raises(TypeError):
         await again.set_state({"not": object()})
     with pytest.raises(StorageError):
@@ -121,7 +123,7 @@ async def test_a_failing_migration_is_a_storage_error_and_nothing_half_applied(t
     class Broken(Agent):
         migrations = (broken,)
 
-    with pytest.raises(StorageError, match="broken.001"):
+    with pytest.raises(StorageError, match=r"broken\.001"):
         await EmbeddedRuntime(tmp_path).get(Broken, "b")
     conn = sqlite3.connect(tmp_path / "broken" / "b.db")
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ok_table'").fetchall() == []

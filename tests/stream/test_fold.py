@@ -60,7 +60,7 @@ def test_replaying_the_stream_from_the_first_chunk_does_not_duplicate_anything()
 
 
 def test_a_replayed_tool_input_start_does_not_regress_a_settled_call() -> None:
-    f = fold(TOOL_TURN[:10] + [TOOL_TURN[6], TOOL_TURN[8]])
+    f = fold([*TOOL_TURN[:10], TOOL_TURN[6], TOOL_TURN[8]])
     part = f.message.tool_parts[0]
     assert (part.state, part.output) == ("output-available", {"r": 2})
 

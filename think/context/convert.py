@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -41,9 +41,16 @@ DENIED_TOOL_TEXT = "The user denied this tool call (execution-denied)."
 RECENT_MESSAGES_KEPT_WHOLE = 4
 OLD_TOOL_OUTPUT_CHARS = 500
 OLD_TEXT_CHARS = 10_000
+_UNSETTLED = frozenset({"input-streaming", "input-available", "approval-requested"})
 
 
-def repair_interrupted_tools(messages: Sequence[Message], *, keep: set[str] = frozenset()) -> list[Message]:  # type: ignore[assignment]
+def has_unsettled_tools(message: Message) -> bool:
+    """True if an assistant message has a tool call without a result that is not approved."""
+    return message.role == "assistant" and any(
+        isinstance(p, ToolPart) and p.state in _UNSETTLED for p in message.parts)
+
+
+def repair_interrupted_tools(messages: Sequence[Message], *, keep: Collection[str] = ()) -> list[Message]:
     """Settle every tool part that has no result and is not approved, except calls in `keep`.
 
     Returns the messages that changed (modified in place). `keep` holds call ids that are still
@@ -57,7 +64,7 @@ def repair_interrupted_tools(messages: Sequence[Message], *, keep: set[str] = fr
         for part in message.parts:
             if not isinstance(part, ToolPart) or part.tool_call_id in keep:
                 continue
-            if part.state in ("input-streaming", "input-available", "approval-requested"):
+            if part.state in _UNSETTLED:
                 part.state = "output-error"
                 part.error_text = INTERRUPTED_TOOL_TEXT
                 part.input = normalize_input(part.input)
@@ -85,14 +92,22 @@ def to_model_messages(messages: Sequence[Message]) -> tuple[list[ModelMessage], 
 
     Each assistant step (parts between `step-start` markers) becomes an assistant message followed
     by a tool message with the step's settled results. Calls without a result are left out, so
-    a provider never sees a call it cannot match with a result.
+    a provider never sees a call it cannot match with a result. All but the last
+    `RECENT_MESSAGES_KEPT_WHOLE` messages have long texts and tool outputs truncated.
     """
+    boundary = max(0, len(messages) - RECENT_MESSAGES_KEPT_WHOLE)
+    old, old_system = convert_messages(messages[:boundary], truncate=True)
+    recent, recent_system = convert_messages(messages[boundary:], truncate=False)
+    return old + recent, "\n\n".join(s for s in old_system + recent_system if s)
+
+
+def convert_messages(messages: Sequence[Message], *, truncate: bool) -> tuple[list[ModelMessage], list[str]]:
+    """Convert messages in order; `truncate` caps texts and tool outputs (for older messages)."""
     out: list[ModelMessage] = []
     system: list[str] = []
-    old = max(0, len(messages) - RECENT_MESSAGES_KEPT_WHOLE)
-    for index, message in enumerate(messages):
-        text_limit = OLD_TEXT_CHARS if index < old else None
-        output_limit = OLD_TOOL_OUTPUT_CHARS if index < old else None
+    text_limit = OLD_TEXT_CHARS if truncate else None
+    output_limit = OLD_TOOL_OUTPUT_CHARS if truncate else None
+    for message in messages:
         if message.role == "system":
             system.append("".join(p.text for p in message.parts if isinstance(p, TextPart)))
         elif message.role == "user":
@@ -106,7 +121,7 @@ def to_model_messages(messages: Sequence[Message]) -> tuple[list[ModelMessage], 
                 out.append(UserMessage(tuple(content)))
         else:
             _assistant(message, out, text_limit, output_limit)
-    return out, "\n\n".join(s for s in system if s)
+    return out, system
 
 
 def _assistant(message: Message, out: list[ModelMessage], text_limit: int | None,

@@ -28,14 +28,10 @@ def _strip_openai(meta: JSONObject | None) -> tuple[JSONObject | None, bool]:
 
 def _needs_sanitizing(message: Message) -> bool:
     for part in message.parts:
-        if isinstance(part, ReasoningPart):
-            if not part.text and not part.provider_metadata:
-                return True
-            if _strip_openai(part.provider_metadata)[1]:
-                return True
-        elif isinstance(part, TextPart) and _strip_openai(part.provider_metadata)[1]:
+        if isinstance(part, ReasoningPart) and not part.text and not part.provider_metadata:
             return True
-        elif isinstance(part, ToolPart) and _strip_openai(part.call_provider_metadata)[1]:
+        meta = part.call_provider_metadata if isinstance(part, ToolPart) else getattr(part, "provider_metadata", None)
+        if _strip_openai(meta)[1]:
             return True
     return False
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import orjson
 
+from think.context.convert import has_unsettled_tools
 from think.errors import StorageError
 from think.messages import Message
 from think.sessions.hygiene import prepare_for_storage
@@ -58,6 +59,9 @@ class Session:
         self._path: list[Message] | None = None
         self._index: dict[str, int] = {}
         self._stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
+        self._unsettled: set[str] = set()  # ids of messages with tool calls still waiting
+        self.version = 0
+        """Bumped by every change that is not an append (updates, branches, trims, clears)."""
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -74,6 +78,18 @@ class Session:
         path = self._load()
         index = self._index.get(message_id)
         return path[index] if index is not None else None
+
+    def unsettled(self) -> list[Message]:
+        """Messages on the active path with tool calls that have no result yet."""
+        path = self._load()
+        return [path[self._index[i]] for i in sorted(self._unsettled, key=self._index.__getitem__)
+                if i in self._index]
+
+    def _track(self, message: Message) -> None:
+        if has_unsettled_tools(message):
+            self._unsettled.add(message.id)
+        else:
+            self._unsettled.discard(message.id)
 
     def _load(self) -> list[Message]:
         if self._path is not None:
@@ -97,11 +113,25 @@ class Session:
             except ValueError as exc:
                 raise StorageError(f"stored message {row['id']!r} is not a valid UIMessage: {exc}") from exc
             self._stored[message.id] = body
+            self._track(message)
             self._path.append(message)
         self._index = {m.id: i for i, m in enumerate(self._path)}
         return self._path
 
     # ---- writing ---------------------------------------------------------------------------
+
+    def checkout(self, message_id: str) -> None:
+        """Make `message_id` the leaf: the active path becomes it and its ancestors.
+
+        The messages after it stay stored (they are another branch now).
+        """
+        stored = self.db.value("SELECT 1 FROM think_messages WHERE session_id = ? AND id = ?", self.id, message_id)
+        if not stored:
+            raise StorageError(f"no message {message_id!r} in session {self.id!r}")
+        with self.db.transaction():
+            self.db.sql("INSERT INTO think_sessions (id, leaf_id, created_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT(id) DO UPDATE SET leaf_id = excluded.leaf_id", self.id, message_id, time.time())
+        self.forget_cache()
 
     def save(self, messages: Iterable[Message], *, parent_id: str | None = None) -> list[Message]:
         """Upsert messages in order: known ids are updated in place (only if changed), new ones are
@@ -122,7 +152,11 @@ class Session:
                         self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE session_id = ? AND id = ?",
                                     body, clean.role, self.id, clean.id)
                         self._stored[clean.id] = body
+                        self.version += 1
+                    elif path[index] is not clean:
+                        self.version += 1  # same content, new object: cached views must not keep the old one
                     path[index] = clean
+                    self._track(clean)
                     stored.append(clean)
                     continue
                 parent = parent_id if parent_id is not None else (path[-1].id if path else None)
@@ -140,13 +174,16 @@ class Session:
                     for dropped in path[cut:]:
                         self._index.pop(dropped.id, None)
                     del path[cut:]
+                    self.version += 1
                 elif parent is None and path:
                     for dropped in path:
                         self._index.pop(dropped.id, None)
                     path.clear()
+                    self.version += 1
                 self._index[clean.id] = len(path)
                 path.append(clean)
                 self._stored[clean.id] = body
+                self._track(clean)
                 parent_id = None
                 stored.append(clean)
             if path:
@@ -167,21 +204,25 @@ class Session:
         self.db.sql("UPDATE think_messages SET parent_id = NULL WHERE session_id = ? AND id = ?", self.id, path[0].id)
         for m in drop:
             self._stored.pop(m.id, None)
+            self._unsettled.discard(m.id)
         self._index = {m.id: i for i, m in enumerate(path)}
+        self.version += 1
 
     def clear(self) -> None:
         """Delete every message of this session (all branches)."""
         with self.db.transaction():
             self.db.sql("DELETE FROM think_messages WHERE session_id = ?", self.id)
             self.db.sql("DELETE FROM think_sessions WHERE id = ?", self.id)
-        self._path, self._index, self._stored = [], {}, {}
+        self._path, self._index, self._stored, self._unsettled = [], {}, {}, set()
+        self.version += 1
 
     def count_rows(self) -> int:
         return int(self.db.value("SELECT count(*) FROM think_messages WHERE session_id = ?", self.id) or 0)
 
     def forget_cache(self) -> None:
         """Drop the in-memory path; the next read loads it again (used when hibernating)."""
-        self._path, self._index, self._stored = None, {}, {}
+        self._path, self._index, self._stored, self._unsettled = None, {}, {}, set()
+        self.version += 1
 
 
 def ids(messages: Sequence[Message]) -> list[str]:

@@ -35,10 +35,11 @@ class Database:
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the database at {self.path}: {exc}") from exc
         self._depth = 0
+        self._closed = False
 
     @property
     def closed(self) -> bool:
-        return self._conn is None  # type: ignore[comparison-overlap]
+        return self._closed
 
     def sql(self, query: str, *params: Any) -> list[Row]:
         """Run one statement; the rows it returns as dicts (empty for writes)."""
@@ -97,6 +98,6 @@ class Database:
         return self._conn
 
     def close(self) -> None:
-        if self._conn is not None:  # type: ignore[comparison-overlap]
+        if not self._closed:
             self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            self._closed = True

@@ -37,6 +37,17 @@ class TurnStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnFailed:
+    """The model or the turn failed mid-stream; `error` is the text clients see (after
+    `on_chat_error`). Published before the partial reply is persisted and the turn finishes."""
+
+    request_id: str
+    error: str
+    continuation: bool = False
+    user_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     """The turn is over and its reply is persisted."""
 
@@ -56,7 +67,7 @@ class TranscriptChanged:
     exclude: str | None = None
 
 
-TurnEvent = ChunkEvent | TurnStarted | TurnFinished | TranscriptChanged
+TurnEvent = ChunkEvent | TurnStarted | TurnFailed | TurnFinished | TranscriptChanged
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

@@ -24,6 +24,7 @@ from think.messages import (
     TextPart,
     ToolApproval,
     ToolPart,
+    ToolState,
 )
 
 _APPROVED_OR_SETTLED = SETTLED_TOOL_STATES | {"approval-responded"}
@@ -184,12 +185,12 @@ class Fold:
         return None
 
     @staticmethod
-    def _new_tool_part(chunk: JSONObject, state: str) -> ToolPart:
+    def _new_tool_part(chunk: JSONObject, state: ToolState) -> ToolPart:
         name = str(chunk.get("toolName", ""))
         dynamic = bool(chunk.get("dynamic"))
         part = ToolPart(type="dynamic-tool" if dynamic else f"tool-{name}",
                         tool_call_id=str(chunk.get("toolCallId", "")), tool_name=name,
-                        state=state)  # type: ignore[arg-type]
+                        state=state)
         Fold._copy_call_fields(part, chunk)
         return part
 

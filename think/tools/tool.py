@@ -29,7 +29,8 @@ from think.errors import ConfigurationError
 from think.messages import JSONObject, Message
 
 ToolOutput: TypeAlias = Any
-Execute: TypeAlias = Callable[[JSONObject, "ToolContext"], "Awaitable[ToolOutput] | AsyncIterator[ToolOutput] | ToolOutput"]
+Execute: TypeAlias = Callable[
+    [JSONObject, "ToolContext"], "Awaitable[ToolOutput] | AsyncIterator[ToolOutput] | ToolOutput"]
 NeedsApproval: TypeAlias = bool | Callable[[JSONObject], "bool | Awaitable[bool]"]
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
@@ -47,7 +48,7 @@ class ToolContext:
     """The agent running the turn, when there is one."""
 
 
-class InvalidToolInput(ValueError):  # noqa: N818 - reads as the outcome the model sees
+class InvalidToolInput(ValueError):
     """The model's arguments do not match the tool's input schema."""
 
 
@@ -149,9 +150,7 @@ def _from_function(fn: Callable[..., Any], *, name: str | None, description: str
             raise ConfigurationError(f"tool {fn.__name__!r}: *args and **kwargs cannot be described to a model")
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
-    model = create_model(  # type: ignore[call-overload]
-        f"{fn.__name__}_input", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{fn.__name__}_input", __config__=ConfigDict(extra="forbid"), **fields)
     schema = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from think.context.convert import repair_interrupted_tools, to_model_messages
+from think.context.convert import repair_interrupted_tools
 from think.context.prompt import with_capabilities
 from think.hooks import TurnConfig, TurnContext
 from think.loop import LoopResult, run_loop
 from think.messages import JSONObject, Message
 from think.models.base import Model, ModelRequest, ModelSettings, ToolSpec
-from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnFinished, TurnStarted
+from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
 from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
@@ -61,6 +61,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     # Save the new messages first: even a turn that fails later keeps what the user said.
     try:
         new = turn.messages(list(session.history())) if callable(turn.messages) else turn.messages
+        if turn.parent_id is not None and not new:
+            session.checkout(turn.parent_id)  # regenerate: the reply becomes a sibling branch
         saved = session.save(new, parent_id=turn.parent_id) if new else []
     except Exception as exc:
         return await _fail_before_stream(agent, turn, exc, stage="persist", persisted=False)
@@ -81,6 +83,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     async def emit(chunk: JSONObject) -> None:
         nonlocal seq
         fold.apply(chunk)
+        if chunk["type"] == "error":
+            return  # clients get the error as a TurnFailed event, after on_chat_error has had its say
         await agent.fanout.publish(ChunkEvent(request_id, seq, chunk, turn.continuation))
         seq += 1
         await agent.on_chunk(chunk)
@@ -107,6 +111,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
     if error is not None:
         error = await _error_text(agent, error, request_id, stage="stream", persisted=True)
+        await agent.fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
     # A clear during the turn means the conversation is gone: the reply must not start a new one.
     cleared = agent.turn_queue.generation != generation
     stored = None if cleared else await _persist_reply(agent, turn, reply)
@@ -122,15 +127,14 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
 async def _prepare(agent: Think, turn: TurnRequest) -> tuple[Model, ModelRequest, dict[str, Tool], int, bool]:
     session = agent.session
-    history = session.history()
-    repaired = repair_interrupted_tools(history)
+    repaired = repair_interrupted_tools(session.unsettled())
     if repaired:
         session.save(repaired)
     tools = dict(agent.all_tools())
     for client in turn.client_tools:
         tools[client.name] = client
     model = agent.resolve_model(agent.get_model())
-    model_messages, extra_system = to_model_messages(history)
+    model_messages, extra_system = agent.model_history.build(session)
     system = agent.get_system_prompt()
     if extra_system:
         system = f"{system}\n\n{extra_system}" if system else extra_system

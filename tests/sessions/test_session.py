@@ -1,0 +1,79 @@
+"""The session's message tree and what storage does to a message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from think import StorageError
+from think.messages import Message
+from think.sessions import Session
+from think.sessions.hygiene import MAX_ROW_BYTES, prepare_for_storage
+from think.sessions.session import MIGRATIONS
+from think.storage import Database, migrate
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Session:
+    db = Database(tmp_path / "s.db")
+    migrate(db, MIGRATIONS)
+    return Session(db)
+
+
+def reply(id: str, text: str) -> Message:
+    return Message.from_json({"id": id, "role": "assistant", "parts": [{"type": "text", "text": text}]})
+
+
+def test_append_upsert_and_branching_keep_every_message(session: Session) -> None:
+    session.save([Message.user("q", id="u1"), reply("a1", "first")])
+    session.save([reply("a2", "second")], parent_id="u1")  # a sibling of a1
+    assert [m.id for m in session.history()] == ["u1", "a2"]
+    assert session.count_rows() == 3  # a1 is still stored, on its own branch
+    session.checkout("a1")
+    assert [m.id for m in session.history()] == ["u1", "a1"]
+    reopened = Session(session.db)
+    assert [m.text for m in reopened.history()] == ["q", "first"]
+
+
+def test_unchanged_writes_are_skipped_and_changes_written(session: Session) -> None:
+    session.save([Message.user("q", id="u1")])
+    version = session.version
+    session.save([Message.user("q", id="u1")])
+    assert session.db.value("SELECT count(*) FROM think_messages") == 1
+    session.save([Message.user("edited", id="u1")])
+    assert Session(session.db).history()[0].text == "edited"
+    assert session.version > version
+
+
+def test_unknown_parents_and_ids_on_other_branches_are_refused(session: Session) -> None:
+    session.save([Message.user("q", id="u1"), reply("a1", "x")])
+    with pytest.raises(StorageError, match="not on the active path"):
+        session.save([reply("a2", "y")], parent_id="nope")
+    session.save([reply("a2", "y")], parent_id="u1")
+    with pytest.raises(StorageError, match="another branch"):
+        session.save([reply("a1", "again")])
+    with pytest.raises(StorageError):
+        session.checkout("missing")
+
+
+def test_provider_ephemera_are_not_stored() -> None:
+    message = Message.from_json({"id": "a", "role": "assistant", "parts": [
+        {"type": "reasoning", "text": "", "state": "done"},
+        {"type": "reasoning", "text": "kept",
+         "providerMetadata": {"openai": {"itemId": "i", "reasoningEncryptedContent": "e"}}},
+        {"type": "text", "text": "t", "providerMetadata": {"openai": {"itemId": "i", "other": 1}}},
+    ]})
+    clean = prepare_for_storage(message)
+    assert clean.to_json()["parts"] == [
+        {"type": "reasoning", "text": "kept"},
+        {"type": "text", "text": "t", "providerMetadata": {"openai": {"other": 1}}},
+    ]
+    assert len(message.parts) == 3  # the original is untouched
+
+
+def test_oversized_text_is_capped_under_the_row_limit() -> None:
+    message = reply("a", "z" * (MAX_ROW_BYTES + 10))
+    capped = prepare_for_storage(message)
+    assert len(capped.dumps()) <= MAX_ROW_BYTES
+    assert "too large to store" in capped.text

@@ -1,0 +1,55 @@
+"""The UIMessage model: validation at the edge, exact wire form, unknown fields kept."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from think.messages import MESSAGES, DataPart, Message, TextPart, ToolPart
+
+
+def test_a_full_message_round_trips_byte_for_byte() -> None:
+    wire = {
+        "id": "m1", "role": "assistant", "metadata": {"channel": "web"},
+        "parts": [
+            {"type": "step-start"},
+            {"type": "reasoning", "text": "r", "state": "done", "providerMetadata": {"anthropic": {"signature": "s"}}},
+            {"type": "text", "text": "hello", "state": "streaming", "newFieldFromTheFuture": 1},
+            {"type": "tool-get_weather", "toolCallId": "c1", "state": "output-available", "input": {"city": None},
+             "output": None, "callProviderMetadata": {"x": {}}},
+            {"type": "dynamic-tool", "toolName": "mcp_search", "toolCallId": "c2", "state": "output-denied",
+             "input": {}, "approval": {"id": "a", "approved": False, "reason": "no"}},
+            {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AA==", "filename": "a.png"},
+            {"type": "source-url", "sourceId": "s", "url": "https://example.com"},
+            {"type": "source-document", "sourceId": "d", "mediaType": "text/plain", "title": "T"},
+            {"type": "data-progress", "id": "p", "data": {"pct": 50}},
+            {"type": "custom", "kind": "a.b"},
+            {"type": "reasoning-file", "mediaType": "image/png", "url": "data:,"},
+        ],
+    }
+    message = Message.from_json(wire)
+    assert message.to_json() == wire
+    assert isinstance(message.parts[2], TextPart) and isinstance(message.parts[8], DataPart)
+    tool = message.parts[3]
+    assert isinstance(tool, ToolPart) and tool.name == "get_weather" and tool.settled
+    assert message.tool_parts[1].name == "mcp_search"
+    assert Message.from_json(message.dumps()) == message
+
+
+@pytest.mark.parametrize("bad", [
+    {"id": "x", "role": "robot", "parts": []},
+    {"id": "", "role": "user", "parts": []},
+    {"id": "x", "role": "user", "parts": [{"type": "text", "text": 5}]},
+    {"id": "x", "role": "user", "parts": [{"type": "tool-x", "state": "weird", "toolCallId": "c"}]},
+    {"id": "x", "role": "user", "parts": [{"type": "no-such-part"}]},
+    {"id": "x", "role": "user", "parts": [{"text": "missing type"}]},
+    {"role": "user", "parts": []},
+])
+def test_invalid_messages_are_rejected_with_a_path(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Message.from_json(bad)
+
+
+def test_a_transcript_validates_as_a_list() -> None:
+    messages = MESSAGES.validate_python([{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}])
+    assert messages[0].text == "hi"
