@@ -238,8 +238,8 @@ class Message(_Wire):
 
     @property
     def text(self) -> str:
-        """All text parts joined, the way a reader sees the answer."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        """The text parts, separated by blank lines, the way a reader sees the answer."""
+        return "\n\n".join(p.text for p in self.parts if isinstance(p, TextPart) and p.text)
 
     @property
     def tool_parts(self) -> list[ToolPart]:

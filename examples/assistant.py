@@ -1,0 +1,19 @@
+"""The quick-start agent: an assistant that can calculate, read the clock and send notifications.
+
+It does not pick a model, so Think picks one: `THINK_MODEL`, else a provider key in the
+environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`), else a local Ollama, else
+the offline demo model, which plays out tool calls and approvals without any network.
+
+    async with open_agent(Assistant, "alice") as agent:
+        result = await agent.save_messages(["What is 12*(3+4)?"])
+"""
+
+from think import Think, Tool
+from think.models.demo_tools import DEMO_TOOLS
+
+
+class Assistant(Think):
+    """A helpful assistant. `send_notification` waits for a person's approval before it runs."""
+
+    def get_tools(self) -> list[Tool]:
+        return DEMO_TOOLS
