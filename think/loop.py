@@ -85,6 +85,7 @@ class _Call:
     error: str | None = None
     tool: Tool | None = None
     waits: Literal["", "approval", "client"] = ""
+    provider_metadata: dict[str, Any] | None = None
 
 
 def _add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
@@ -171,7 +172,7 @@ async def run_loop(
             step.tool_calls.append(ToolCall(id=c.id, name=c.name, input=c.input or {}))
             if c.waits:
                 continue
-            content.append(ToolCallContent(c.id, c.name, c.input or {}))
+            content.append(ToolCallContent(c.id, c.name, c.input or {}, c.provider_metadata))
             outcome = ToolResult.failed(c.id, c.name, c.error) if c.error is not None else outcomes[c.id]
             step.tool_results.append(outcome)
             results.append(ToolResultContent(c.id, c.name, outcome.error if outcome.is_error else outcome.output,
@@ -211,7 +212,8 @@ class _StepStream:
         self.send_reasoning = send_reasoning
         self.calls: dict[str, _Call] = {}
         self.finish: Finish | None = None
-        self.reasoning_meta: dict[str, Any] | None = None
+        self.blocks: list[AssistantContent] = []
+        """Reasoning and text in the order the model produced them, one entry per block."""
         self.open_kind: Literal["text", "reasoning"] | None = None
         self.open_id = ""
 
@@ -220,12 +222,19 @@ class _StepStream:
             case TextDelta(text=delta):
                 await self._open("text")
                 self.step.text += delta
+                block = self.blocks[-1]
+                assert isinstance(block, TextContent)
+                self.blocks[-1] = TextContent(block.text + delta)
                 await self.emit({"type": "text-delta", "id": self.open_id, "delta": delta})
             case ReasoningDelta(text=delta, provider_metadata=meta):
+                if self.open_kind == "reasoning" and _sealed(self.blocks[-1]):
+                    await self.close_open()  # a signed block is complete: this delta starts the next one
                 await self._open("reasoning")
                 self.step.reasoning += delta
-                if meta:
-                    self.reasoning_meta = {**(self.reasoning_meta or {}), **meta}
+                block = self.blocks[-1]
+                assert isinstance(block, ReasoningContent)
+                merged = {**(block.provider_metadata or {}), **meta} if meta else block.provider_metadata
+                self.blocks[-1] = ReasoningContent(block.text + delta, merged)
                 if self.send_reasoning:
                     chunk: JSONObject = {"type": "reasoning-delta", "id": self.open_id, "delta": delta}
                     if meta:
@@ -237,12 +246,12 @@ class _StepStream:
                 if call_id in self.calls:
                     self.calls[call_id].raw += delta
                 await self.emit({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta})
-            case ToolCallReady(id=call_id, name=name, arguments=raw):
+            case ToolCallReady(id=call_id, name=name, arguments=raw, provider_metadata=meta):
                 if call_id not in self.calls:
                     await self._start_call(call_id, name)
                 await self.close_open()
                 call = self.calls[call_id]
-                call.raw = raw
+                call.raw, call.provider_metadata = raw, meta
                 await _announce_call(call, self.tools, self.emit)
             case Finish():
                 self.finish = event
@@ -254,6 +263,7 @@ class _StepStream:
             return
         await self.close_open()
         self.open_kind, self.open_id = kind, f"{'txt' if kind == 'text' else 'rsn'}-{next(self.part_ids)}"
+        self.blocks.append(TextContent("") if kind == "text" else ReasoningContent(""))
         if kind == "text" or self.send_reasoning:
             await self.emit({"type": f"{kind}-start", "id": self.open_id})
 
@@ -273,12 +283,19 @@ class _StepStream:
 
     def content(self) -> list[AssistantContent]:
         """The step's reasoning and text, as the next model call must see them."""
-        content: list[AssistantContent] = []
-        if self.step.reasoning or self.reasoning_meta:
-            content.append(ReasoningContent(self.step.reasoning, self.reasoning_meta))
-        if self.step.text:
-            content.append(TextContent(self.step.text))
-        return content
+        kept: list[AssistantContent] = []
+        for block in self.blocks:
+            if block.text or (isinstance(block, ReasoningContent) and block.provider_metadata):
+                kept.append(block)
+        return kept
+
+
+def _sealed(block: AssistantContent) -> bool:
+    """A reasoning block that carries its signature (or is redacted) is complete."""
+    if not isinstance(block, ReasoningContent) or not block.provider_metadata:
+        return False
+    return any(isinstance(v, dict) and ("signature" in v or "redactedData" in v)
+               for v in block.provider_metadata.values())
 
 
 async def _run_calls(calls: list[_Call], step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
@@ -326,8 +343,11 @@ async def _announce_call(c: _Call, tools: Mapping[str, Tool], send: Emit) -> Non
         await send(chunk)
         return
     assert tool is not None and c.input is not None
-    await send({"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name,
-                "input": _json_safe(c.input)})
+    available: JSONObject = {"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name,
+                             "input": _json_safe(c.input)}
+    if c.provider_metadata:
+        available["providerMetadata"] = c.provider_metadata
+    await send(available)
     if tool.is_client_tool:
         c.waits = "client"
     elif await tool.requires_approval(c.input):

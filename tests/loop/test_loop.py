@@ -213,3 +213,38 @@ async def test_step_count_never_exceeds_max_steps(max_steps: int) -> None:
     model = ScriptedModel(lambda request: [call("add", a=1, b=2)])
     _, _, result = await run(model, [add], max_steps=max_steps)
     assert len(result.steps) == max_steps
+
+
+async def test_signed_reasoning_blocks_stay_separate_and_call_metadata_round_trips() -> None:
+    from think.models.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallReady
+    from think.models.base import ModelRequest, ReasoningContent, ToolCallContent
+
+    class TwoBlocks:
+        model_id = "two-blocks"
+
+        def __init__(self) -> None:
+            self.requests: list[ModelRequest] = []
+
+        async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
+            self.requests.append(request)
+            events: list[StreamEvent]
+            if len(self.requests) == 1:
+                events = [ReasoningDelta("first"), ReasoningDelta("", {"anthropic": {"signature": "s1"}}),
+                          ReasoningDelta("second"), ReasoningDelta("", {"anthropic": {"signature": "s2"}}),
+                          ToolCallReady("c1", "add", '{"a":1,"b":2}', {"google": {"thoughtSignature": "t"}}),
+                          Finish("tool-calls")]
+            else:
+                events = [TextDelta("3"), Finish("stop")]
+            for event in events:
+                yield event
+
+    model = TwoBlocks()
+    chunks, message, _ = await run(model, [add])  # type: ignore[arg-type]
+    assert types(chunks).count("reasoning-start") == 2
+    reasoning_parts = [p for p in message.to_json()["parts"] if p["type"] == "reasoning"]
+    assert [(p["text"], p["providerMetadata"]) for p in reasoning_parts] == [
+        ("first", {"anthropic": {"signature": "s1"}}), ("second", {"anthropic": {"signature": "s2"}})]
+    assistant = model.requests[1].messages[1]
+    assert [type(c) for c in assistant.content] == [ReasoningContent, ReasoningContent, ToolCallContent]  # type: ignore[union-attr]
+    assert assistant.content[2].provider_metadata == {"google": {"thoughtSignature": "t"}}  # type: ignore[union-attr]
+    assert message.tool_parts[0].call_provider_metadata == {"google": {"thoughtSignature": "t"}}
