@@ -216,8 +216,8 @@ async def test_step_count_never_exceeds_max_steps(max_steps: int) -> None:
 
 
 async def test_signed_reasoning_blocks_stay_separate_and_call_metadata_round_trips() -> None:
-    from think.models.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallReady
     from think.models.base import ModelRequest, ReasoningContent, ToolCallContent
+    from think.models.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallReady
 
     class TwoBlocks:
         model_id = "two-blocks"
