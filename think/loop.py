@@ -115,11 +115,14 @@ async def run_loop(
     send_reasoning: bool = True,
     tool_context: ToolContext | None = None,
     resolve_model: ResolveModel | None = None,
+    approved_calls: Sequence[ToolCall] = (),
 ) -> LoopResult:
     """Run model steps and tool calls until the turn has an answer. See the module docstring.
 
     `message_id` goes into the `start` chunk (None for a continuation of an earlier message).
     `tool_context` is the template for every `ToolContext` (request id, transcript, agent).
+    `approved_calls` are calls a person approved after an earlier turn stopped for them: they run
+    first (their outputs refer to parts of the earlier message), and the model sees their results.
     """
     hooks = hooks or NoHooks()
     result = LoopResult(status="completed")
@@ -128,6 +131,20 @@ async def run_loop(
     part_ids = itertools.count()
 
     await emit({"type": "start", "messageId": message_id} if message_id else {"type": "start"})
+    if approved_calls:
+        pending = [_Call(c.id, c.name, input=c.input, tool=tools.get(c.name)) for c in approved_calls]
+        for c in pending:
+            if c.tool is None or c.tool.execute is None:
+                c.error = f"Tool {c.name!r} is not available to run after its approval."
+        outcomes = await _run_calls(pending, 0, hooks, base_ctx, tuple(messages), emit)
+        for c in pending:
+            if c.error is not None:
+                outcomes[c.id] = ToolResult.failed(c.id, c.name, c.error)
+                await emit({"type": "tool-output-error", "toolCallId": c.id, "errorText": c.error})
+        messages.append(AssistantMessage(tuple(ToolCallContent(c.id, c.name, c.input or {}) for c in pending)))
+        messages.append(ToolMessage(tuple(
+            ToolResultContent(c.id, c.name, o.error if o.is_error else o.output, o.is_error)
+            for c in pending for o in [outcomes[c.id]])))
     for step_number in range(max(1, max_steps)):
         step_model, system, step_tools, step_request = model, request.system, tools, request
         config = await hooks.before_step(StepContext(step_number=step_number, steps=tuple(result.steps),

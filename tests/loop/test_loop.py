@@ -248,3 +248,25 @@ async def test_signed_reasoning_blocks_stay_separate_and_call_metadata_round_tri
     assert [type(c) for c in assistant.content] == [ReasoningContent, ReasoningContent, ToolCallContent]  # type: ignore[union-attr]
     assert assistant.content[2].provider_metadata == {"google": {"thoughtSignature": "t"}}  # type: ignore[union-attr]
     assert message.tool_parts[0].call_provider_metadata == {"google": {"thoughtSignature": "t"}}
+
+
+async def test_approved_calls_run_first_and_the_model_sees_their_results() -> None:
+    from think.hooks import ToolCall
+
+    model = ScriptedModel(["Paid."])
+    tools: dict[str, Tool] = {"add": add}
+    chunks: list[JSONObject] = []
+
+    async def emit(chunk: JSONObject) -> None:
+        chunks.append(chunk)
+
+    result = await run_loop(model, request_for("pay", tools), tools, emit=emit,
+                            approved_calls=[ToolCall(id="c9", name="add", input={"a": 4, "b": 5}),
+                                            ToolCall(id="c10", name="gone", input={})])
+    assert types(chunks)[:3] == ["start", "tool-output-available", "tool-output-error"]
+    assert chunks[1] == {"type": "tool-output-available", "toolCallId": "c9", "output": 9}
+    sent = model.requests[0].messages
+    assert [m.role for m in sent] == ["user", "assistant", "tool"]
+    assert [(r.call_id, r.output, r.is_error) for r in sent[2].results] == [  # type: ignore[union-attr]
+        ("c9", 9, False), ("c10", "Tool 'gone' is not available to run after its approval.", True)]
+    assert result.status == "completed"
