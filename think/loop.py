@@ -302,7 +302,9 @@ class _StepStream:
         """The step's reasoning and text, as the next model call must see them."""
         kept: list[AssistantContent] = []
         for block in self.blocks:
-            if block.text or (isinstance(block, ReasoningContent) and block.provider_metadata):
+            if isinstance(block, TextContent) and block.text:
+                kept.append(block)
+            elif isinstance(block, ReasoningContent) and (block.text or block.provider_metadata):
                 kept.append(block)
         return kept
 
@@ -344,8 +346,8 @@ async def _announce_call(c: _Call, tools: Mapping[str, Tool], send: Emit) -> Non
     if parsed is not None and not isinstance(parsed, dict):
         c.error = f"Arguments for tool {c.name!r} must be a JSON object, got {type(parsed).__name__}"
     if tool is None and c.error is None:
-        available = ", ".join(sorted(tools)) or "none"
-        c.error = f"Model tried to call unavailable tool '{c.name}'. Available tools: {available}."
+        names = ", ".join(sorted(tools)) or "none"
+        c.error = f"Model tried to call unavailable tool '{c.name}'. Available tools: {names}."
     if c.error is None and tool is not None and isinstance(parsed, dict):
         try:
             c.input = tool.check_input(parsed)
