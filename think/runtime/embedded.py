@@ -7,9 +7,10 @@ migration table: no transcript is read until it is needed.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -18,9 +19,11 @@ import anyio
 
 from think.errors import ConfigurationError
 from think.runtime.agent import Agent
+from think.runtime.alarms import AlarmIndex
 from think.runtime.naming import check_agent_name, file_name
 from think.storage import Database
 
+log = logging.getLogger("think.runtime")
 A = TypeVar("A", bound=Agent)
 Key = tuple[type[Agent], str]
 
@@ -41,6 +44,56 @@ class EmbeddedRuntime:
         self._leases: dict[Key, int] = {}
         self._last_used: dict[Key, float] = {}
         self._starting: dict[Key, anyio.Event] = {}
+        self.clock: Callable[[], float] = time.time
+        """Wall-clock time for schedules (tests may replace it)."""
+        self._classes: dict[str, type[Agent]] = {}
+        self._alarms: AlarmIndex | None = None
+        self._alarm_changed: anyio.Event | None = None
+
+    # ---- alarms: waking agents whose schedules are due -------------------------------------------
+
+    def register(self, *classes: type[Agent]) -> None:
+        """Make classes known so their agents can be woken by alarms after a restart."""
+        for cls in classes:
+            self._classes[cls.kebab_name()] = cls
+
+    @property
+    def alarms(self) -> AlarmIndex:
+        if self._alarms is None:
+            self._alarms = AlarmIndex(self.data_dir / "_alarms.db")
+        return self._alarms
+
+    def set_alarm(self, cls: type[Agent], name: str, due: float | None) -> None:
+        """Record when `(cls, name)` next needs to run (None: never)."""
+        self.register(cls)
+        self.alarms.set(cls.kebab_name(), name, due)
+        if self._alarm_changed is not None:
+            self._alarm_changed.set()
+
+    async def fire_due_alarms(self, *, now: float | None = None) -> int:
+        """Wake every agent with a due alarm and run its due schedules; returns how many ran."""
+        now = self.clock() if now is None else now
+        ran = 0
+        for class_name, name in self.alarms.due(now):
+            cls = self._classes.get(class_name)
+            if cls is None:
+                continue  # a class this process does not serve; its alarm waits for one that does
+            async with self.lease(cls, name) as agent:
+                ran += await agent.run_due_schedules(now=now)
+        return ran
+
+    async def run_alarms(self, *, max_sleep: float = 30.0) -> None:
+        """Fire alarms forever (run it in the server's task group)."""
+        while True:
+            self._alarm_changed = anyio.Event()
+            try:
+                await self.fire_due_alarms()
+            except Exception:
+                log.exception("firing alarms failed; retrying shortly")
+            earliest = self.alarms.earliest()
+            wait = max_sleep if earliest is None else min(max_sleep, max(0.0, earliest - self.clock()))
+            with anyio.move_on_after(wait):
+                await self._alarm_changed.wait()
 
     def path_for(self, cls: type[Agent], name: str) -> Path:
         return self.data_dir / cls.kebab_name() / f"{file_name(name)}.db"
@@ -66,6 +119,7 @@ class EmbeddedRuntime:
             path = self.path_for(cls, name)
             path.parent.mkdir(parents=True, exist_ok=True)
             db = Database(path)
+            self.register(cls)
             instance = cls(name, db=db, runtime=self)
             try:
                 await instance._start()
@@ -129,6 +183,9 @@ class EmbeddedRuntime:
             agent = self._live.pop(key)
             await agent._hibernate()
         self._last_used.clear()
+        if self._alarms is not None:
+            self._alarms.close()
+            self._alarms = None
 
 
 _shared: dict[Path, EmbeddedRuntime] = {}

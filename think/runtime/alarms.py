@@ -1,0 +1,44 @@
+"""`AlarmIndex`: when each agent of a data directory next needs to wake, in one small SQLite file.
+
+An agent's schedules live in its own database; the index lets the runtime find the next due agent
+without opening every file, and survives restarts with them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from think.storage import Database, migrate, migration
+
+
+@migration("think.runtime.001_alarms")
+def _m001(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE alarms (agent_class TEXT NOT NULL, name TEXT NOT NULL, due REAL NOT NULL, "
+                 "PRIMARY KEY (agent_class, name))")
+    conn.execute("CREATE INDEX alarms_due ON alarms (due)")
+
+
+class AlarmIndex:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(path)
+        migrate(self.db, [_m001])
+
+    def set(self, agent_class: str, name: str, due: float | None) -> None:
+        if due is None:
+            self.db.sql("DELETE FROM alarms WHERE agent_class = ? AND name = ?", agent_class, name)
+        else:
+            self.db.sql("INSERT INTO alarms (agent_class, name, due) VALUES (?, ?, ?) "
+                        "ON CONFLICT(agent_class, name) DO UPDATE SET due = excluded.due", agent_class, name, due)
+
+    def due(self, now: float) -> list[tuple[str, str]]:
+        rows = self.db.sql("SELECT agent_class, name FROM alarms WHERE due <= ? ORDER BY due", now)
+        return [(r["agent_class"], r["name"]) for r in rows]
+
+    def earliest(self) -> float | None:
+        value = self.db.value("SELECT min(due) FROM alarms")
+        return float(value) if value is not None else None
+
+    def close(self) -> None:
+        self.db.close()
