@@ -7,13 +7,18 @@ lifecycle on top of it.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
+from think.errors import ConfigurationError
 from think.runtime.naming import kebab_case
+from think.scheduling.schedules import MIGRATIONS as SCHEDULE_MIGRATIONS
+from think.scheduling.schedules import ScheduledTask, Schedules, When
 from think.storage import Database, Migration, Row, migrate, migration
 
 if TYPE_CHECKING:
@@ -39,7 +44,7 @@ class Agent:
     agent_class_name: ClassVar[str | None] = None
     """The URL segment for this class; default: the class name in kebab case."""
 
-    _framework_migrations: ClassVar[tuple[Migration, ...]] = (_m001_kv,)
+    _framework_migrations: ClassVar[tuple[Migration, ...]] = (_m001_kv, *SCHEDULE_MIGRATIONS)
 
     def __init__(self, name: str, *, db: Database, runtime: AgentRuntime | None = None) -> None:
         self.name = name
@@ -48,6 +53,7 @@ class Agent:
         self._state: Any = None
         self._state_loaded = False
         self._state_listeners: list[Any] = []
+        self.schedules = Schedules(db, clock=getattr(runtime, "clock", time.time))
 
     @classmethod
     def kebab_name(cls) -> str:
@@ -83,6 +89,63 @@ class Agent:
     async def _hibernate(self) -> None:
         """Release memory and the database handle; the next use starts the instance again."""
         self.db.close()
+
+    # ---- schedules -----------------------------------------------------------------------------
+
+    def schedule(self, when: When, method: str | Callable[..., Any], payload: Any = None, *,
+                 id: str | None = None, timezone: str | None = None, backfill: bool = False) -> ScheduledTask:
+        """Call `method(payload)` on this agent later, durably (it survives restarts).
+
+        `when` is a delay in seconds or a `timedelta`, an aware `datetime`, or a recurring schedule:
+        a cron expression or `"every 5 minutes"`, `"every day at 09:00 in Europe/Prague"`.
+        `method` is the name of one of this agent's methods (or the bound method itself).
+        """
+        name = method if isinstance(method, str) else getattr(method, "__name__", "")
+        if not callable(getattr(self, name, None)):
+            raise ConfigurationError(f"{type(self).__name__} has no method {name!r} to schedule")
+        task = self.schedules.add(when, name, payload, id=id, timezone=timezone, backfill=backfill)
+        self._sync_alarm()
+        return task
+
+    def get_schedules(self) -> list[ScheduledTask]:
+        return self.schedules.list()
+
+    def cancel_schedule(self, task_id: str) -> bool:
+        cancelled = self.schedules.cancel(task_id)
+        self._sync_alarm()
+        return cancelled
+
+    async def run_due_schedules(self, *, now: float | None = None) -> int:
+        """Run this agent's due schedules now (the runtime's alarms call this)."""
+
+        async def call(method: str, payload: Any) -> None:
+            handler = getattr(self, method, None)
+            if not callable(handler):
+                raise ConfigurationError(f"scheduled method {method!r} does not exist on {type(self).__name__}")
+            result = handler(payload)
+            if inspect.isawaitable(result):
+                await result
+
+        ran = await self.schedules.fire_due(call, now=now)
+        self._sync_alarm()
+        return ran
+
+    def _sync_alarm(self) -> None:
+        set_alarm = getattr(self.runtime, "set_alarm", None)
+        if set_alarm is not None:
+            set_alarm(type(self), self.name, self.schedules.next_due())
+
+    # ---- HTTP ----------------------------------------------------------------------------------
+
+    async def on_request(self, request: Any) -> Any:
+        """Answer an HTTP request to this agent's address (`/agents/<class>/<name>/…`).
+
+        `request` is a Starlette `Request`; return a Starlette `Response`. The default answers
+        404 "Not implemented", as the original does.
+        """
+        from starlette.responses import PlainTextResponse  # only servers need Starlette
+
+        return PlainTextResponse("Not implemented", status_code=404)
 
     # ---- storage -------------------------------------------------------------------------------
 
