@@ -1,0 +1,435 @@
+/**
+ * One conversation: the real `useAgent` + `useAgentChat` hooks on `/<prefix>/<agent>/<name>`.
+ *
+ * `useAgentChat` suspends while it fetches `get-messages`, so this component sits under a
+ * <Suspense> keyed by the address: switching conversations mounts a fresh connection.
+ */
+
+import { useAgentChat } from "@cloudflare/ai-chat/react";
+import { useAgent } from "agents/react";
+import type { UIMessage } from "ai";
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type FormEvent,
+  type KeyboardEvent,
+  type ReactNode,
+} from "react";
+import { Alert, ArrowUp, Close, Mark, Refresh, StopSquare, Trash } from "./icons";
+import { FilePart, isToolPart, Reasoning, TextPart, ToolCall, type ToolActions, type ToolPart } from "./parts";
+
+export const SUGGESTIONS = [
+  "What is 12*(3+4)?",
+  "What time is it in Tokyo?",
+  "Send a notification to the team",
+];
+
+type Connection = "connecting" | "open" | "closed";
+
+type Group = { role: UIMessage["role"]; messages: UIMessage[] };
+
+/** Think stores a tool continuation as a second assistant message; show consecutive ones as one reply. */
+function groupMessages(messages: UIMessage[]): Group[] {
+  const groups: Group[] = [];
+  for (const message of messages) {
+    const last = groups[groups.length - 1];
+    if (last && last.role === "assistant" && message.role === "assistant") last.messages.push(message);
+    else groups.push({ role: message.role, messages: [message] });
+  }
+  return groups;
+}
+
+function plainText(message: UIMessage): string {
+  return message.parts
+    .map((part) => (part.type === "text" ? part.text : ""))
+    .join("")
+    .trim();
+}
+
+export type ChatProps = {
+  agentName: string;
+  name: string;
+  prefix: string;
+  onTitle: (title: string | undefined) => void;
+  /** The start of the top bar (menu, agent and model); the chat adds its own controls. */
+  header: ReactNode;
+  banner?: ReactNode;
+  emptyHint: string;
+};
+
+export function TopBar({ children }: { children: ReactNode }) {
+  return <header className="topbar">{children}</header>;
+}
+
+export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHint }: ChatProps) {
+  const [connection, setConnection] = useState<Connection>("connecting");
+  const agent = useAgent({
+    agent: agentName,
+    name,
+    ...(prefix !== "agents" ? { prefix } : {}),
+    onOpen: () => setConnection("open"),
+    onClose: () => setConnection("closed"),
+  });
+
+  const [turnError, setTurnError] = useState<string | null>(null);
+  const {
+    messages,
+    sendMessage,
+    status,
+    error,
+    clearError,
+    stop,
+    regenerate,
+    clearHistory,
+    addToolApprovalResponse,
+    addToolOutput,
+    isStreaming,
+    isServerStreaming,
+    isRecovering,
+    connectionError,
+  } = useAgentChat({
+    agent,
+    onTurnEnd: (event) => {
+      if (event.outcome === "error" && !event.replay) setTurnError(event.error || "The reply failed.");
+    },
+  });
+
+  // Think-specific: a frame the server could not handle is answered with cf_agent_protocol_error,
+  // which the stock hooks ignore. Show it rather than leaving a turn silently stuck.
+  const [serverNotice, setServerNotice] = useState<string | null>(null);
+  useEffect(() => {
+    const onMessage = (event: MessageEvent) => {
+      if (typeof event.data !== "string" || !event.data.includes("cf_agent_protocol_error")) return;
+      try {
+        const frame = JSON.parse(event.data) as { type?: unknown; error?: unknown };
+        if (frame.type === "cf_agent_protocol_error") setServerNotice(String(frame.error ?? "Unknown error"));
+      } catch {
+        // not JSON: not ours to show
+      }
+    };
+    agent.addEventListener("message", onMessage);
+    return () => agent.removeEventListener("message", onMessage);
+  }, [agent]);
+
+  const busy = status === "submitted" || status === "streaming" || isStreaming || isServerStreaming;
+  const groups = useMemo(() => groupMessages(messages), [messages]);
+  const lastGroup = groups[groups.length - 1];
+
+  // The first thing the user said names the conversation in the sidebar.
+  const firstUser = messages.find((m) => m.role === "user");
+  const title = firstUser ? plainText(firstUser).slice(0, 80) || undefined : undefined;
+  useEffect(() => {
+    onTitle(title);
+  }, [title, onTitle]);
+
+  const actions = useMemo<ToolActions>(
+    () => ({
+      respond: (part: ToolPart, approved: boolean) => {
+        if (part.state === "approval-requested") void addToolApprovalResponse({ id: part.approval.id, approved });
+      },
+      decline: (part: ToolPart) =>
+        addToolOutput({
+          toolCallId: part.toolCallId,
+          state: "output-error",
+          errorText: "This tool runs in the browser, and the think web UI does not provide it.",
+        }),
+    }),
+    [addToolApprovalResponse, addToolOutput],
+  );
+
+  // --- scrolling: follow the stream while the reader is at the bottom -----------------------
+  const scroller = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 96;
+  };
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+  }, [messages, status, turnError, error, serverNotice]);
+
+  // --- sending --------------------------------------------------------------------------------
+  const [draft, setDraft] = useState("");
+  const input = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  const send = useCallback(
+    (text: string) => {
+      const value = text.trim();
+      if (!value || busy) return;
+      setTurnError(null);
+      setServerNotice(null);
+      if (error) clearError();
+      atBottom.current = true;
+      void sendMessage({ text: value });
+      setDraft("");
+    },
+    [busy, error, clearError, sendMessage],
+  );
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (busy) void stop();
+    else send(draft);
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send(draft);
+    } else if (event.key === "Escape" && busy) {
+      event.preventDefault();
+      void stop();
+    }
+  };
+
+  useLayoutEffect(() => {
+    const el = input.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, 220)}px`;
+  }, [draft]);
+
+  // --- clearing takes a second click, so a stray one cannot lose a conversation ---------------
+  const [confirmClear, setConfirmClear] = useState(false);
+  useEffect(() => {
+    if (!confirmClear) return;
+    const timer = window.setTimeout(() => setConfirmClear(false), 3000);
+    return () => window.clearTimeout(timer);
+  }, [confirmClear]);
+  const onClear = () => {
+    if (!confirmClear) return setConfirmClear(true);
+    setConfirmClear(false);
+    setTurnError(null);
+    if (error) clearError();
+    clearHistory();
+  };
+
+  const onRegenerate = () => {
+    if (busy || !lastGroup || lastGroup.role !== "assistant") return;
+    setTurnError(null);
+    if (error) clearError();
+    // Regenerate the whole last answer, tool calls included, not only its final message.
+    void regenerate({ messageId: lastGroup.messages[0].id });
+  };
+
+  const errorText = error?.message || turnError;
+  const waiting = status === "submitted" && (!lastGroup || lastGroup.role === "user");
+
+  return (
+    <div className="chat">
+      <TopBar>
+        {header}
+        <span className="spacer" />
+        <span className={`conn conn-${connection}`} role="status">
+          <span className="conn-dot" aria-hidden="true" />
+          <span className="conn-label">
+            {connection === "open" ? "Connected" : connection === "connecting" ? "Connecting…" : "Reconnecting…"}
+          </span>
+        </span>
+        {messages.length > 0 ? (
+          <button
+            type="button"
+            className={`btn btn-ghost btn-small${confirmClear ? " btn-danger" : ""}`}
+            onClick={onClear}
+            disabled={busy}
+            title="Delete this conversation's messages on the server"
+          >
+            <Trash />
+            {confirmClear ? "Click again to clear" : "Clear"}
+          </button>
+        ) : null}
+      </TopBar>
+
+      <div className="scroller" ref={scroller} onScroll={onScroll}>
+        <div className="column">
+          {messages.length === 0 && !busy ? (
+            <div className="empty">
+              <Mark size={40} />
+              <h1>What can I help with?</h1>
+              <p className="empty-hint">{emptyHint}</p>
+              <ul className="suggestions" aria-label="Suggested prompts">
+                {SUGGESTIONS.map((text) => (
+                  <li key={text}>
+                    <button type="button" className="suggestion" onClick={() => send(text)}>
+                      {text}
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : (
+            <div className="messages" role="log" aria-live="polite" aria-relevant="additions" aria-label="Conversation">
+              {groups.map((group, index) => {
+                const isLast = index === groups.length - 1;
+                if (group.role === "user") {
+                  return group.messages.map((message) => (
+                    <article key={message.id} className="msg msg-user" aria-label="You">
+                      <div className="bubble">
+                        {message.parts.map((part, i) =>
+                          part.type === "text" ? (
+                            <p key={i} className="user-text">
+                              {part.text}
+                            </p>
+                          ) : part.type === "file" ? (
+                            <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
+                          ) : null,
+                        )}
+                      </div>
+                    </article>
+                  ));
+                }
+                if (group.role !== "assistant") return null;
+                const parts = group.messages.flatMap((message) =>
+                  message.parts.map((part, i) => ({ part, key: `${message.id}:${i}` })),
+                );
+                const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
+                return (
+                  <article key={group.messages[0].id} className="msg msg-assistant" aria-label="Assistant">
+                    {parts.map(({ part, key }, i) => {
+                      if (part.type === "text") {
+                        return (
+                          <TextPart
+                            key={key}
+                            text={part.text}
+                            streaming={isLast && busy && i === lastTextIndex && i === parts.length - 1}
+                          />
+                        );
+                      }
+                      if (part.type === "reasoning") {
+                        return <Reasoning key={key} text={part.text} streaming={part.state === "streaming" && busy} />;
+                      }
+                      if (isToolPart(part)) {
+                        return <ToolCall key={key} part={part} busy={busy && isLast} canAct={isLast} actions={actions} />;
+                      }
+                      if (part.type === "file") {
+                        return <FilePart key={key} url={part.url} mediaType={part.mediaType} filename={part.filename} />;
+                      }
+                      if (part.type === "source-url") {
+                        return (
+                          <a key={key} className="source" href={part.url} target="_blank" rel="noopener noreferrer nofollow">
+                            {part.title ?? part.url}
+                          </a>
+                        );
+                      }
+                      return null;
+                    })}
+                    {isLast && busy && parts.length === 0 ? <Typing /> : null}
+                    {isLast && !busy && !errorText ? (
+                      <div className="msg-actions">
+                        <button type="button" className="btn btn-ghost btn-small" onClick={onRegenerate}>
+                          <Refresh />
+                          Regenerate
+                        </button>
+                      </div>
+                    ) : null}
+                  </article>
+                );
+              })}
+              {waiting ? (
+                <article className="msg msg-assistant" aria-label="Assistant">
+                  <Typing />
+                </article>
+              ) : null}
+              {isRecovering ? <p className="notice">Recovering an interrupted reply…</p> : null}
+            </div>
+          )}
+          {errorText ? (
+            <div className="error-banner" role="alert">
+              <Alert />
+              <div className="error-text">
+                <strong>The reply failed.</strong> <span>{errorText}</span>
+              </div>
+              <button type="button" className="btn btn-secondary btn-small" onClick={onRegenerate} disabled={busy}>
+                Retry
+              </button>
+              <button
+                type="button"
+                className="icon-btn"
+                aria-label="Dismiss error"
+                onClick={() => {
+                  setTurnError(null);
+                  clearError();
+                }}
+              >
+                <Close />
+              </button>
+            </div>
+          ) : null}
+          {serverNotice ? (
+            <div className="error-banner" role="alert">
+              <Alert />
+              <div className="error-text">
+                <strong>The server could not handle that.</strong> <span>{serverNotice}</span>
+              </div>
+              <button
+                type="button"
+                className="icon-btn"
+                aria-label="Dismiss"
+                onClick={() => setServerNotice(null)}
+              >
+                <Close />
+              </button>
+            </div>
+          ) : null}
+          {connectionError ? (
+            <div className="error-banner" role="alert">
+              <Alert />
+              <div className="error-text">
+                <strong>Disconnected.</strong> <span>{connectionError.reason || "The server closed the connection."}</span>
+              </div>
+            </div>
+          ) : null}
+        </div>
+      </div>
+
+      <div className="composer-wrap">
+        {banner}
+        <form className="composer" onSubmit={onSubmit}>
+          <label htmlFor="composer-input" className="visually-hidden">
+            Message
+          </label>
+          <textarea
+            id="composer-input"
+            ref={input}
+            rows={1}
+            value={draft}
+            placeholder={`Message ${agentName}…`}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={onKeyDown}
+            aria-describedby="composer-hint"
+          />
+          <div className="composer-row">
+            <span id="composer-hint" className="composer-hint">
+              <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+            </span>
+            {busy ? (
+              <button type="submit" className="send-btn is-stop" aria-label="Stop generating" title="Stop (Esc)">
+                <StopSquare />
+              </button>
+            ) : (
+              <button type="submit" className="send-btn" aria-label="Send message" disabled={!draft.trim()}>
+                <ArrowUp />
+              </button>
+            )}
+          </div>
+        </form>
+      </div>
+    </div>
+  );
+}
+
+function Typing() {
+  return (
+    <div className="typing" role="status" aria-label="The assistant is replying">
+      <span />
+      <span />
+      <span />
+    </div>
+  );
+}

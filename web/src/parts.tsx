@@ -1,0 +1,282 @@
+/** How each kind of message part looks: text, reasoning, tool calls (with approvals), files. */
+
+import type { DynamicToolUIPart, ToolUIPart, UIMessage } from "ai";
+import { memo, useEffect, useState } from "react";
+import { Chevron, Spark, Wrench } from "./icons";
+import { Markdown, safeHref } from "./markdown";
+
+export type Part = UIMessage["parts"][number];
+export type ToolPart = ToolUIPart | DynamicToolUIPart;
+
+export function isToolPart(part: Part): part is ToolPart {
+  return part.type === "dynamic-tool" || part.type.startsWith("tool-");
+}
+
+export function toolName(part: ToolPart): string {
+  return part.type === "dynamic-tool" ? part.toolName : part.type.slice("tool-".length);
+}
+
+export type ToolActions = {
+  /** Answer an `approval-requested` part (sends `cf_agent_tool_approval`). */
+  respond: (part: ToolPart, approved: boolean) => void;
+  /** Tell the agent this page cannot run a browser-side tool (sends an error result). */
+  decline: (part: ToolPart) => void;
+};
+
+type Status = { label: string; tone: "busy" | "ok" | "warn" | "error" | "muted" };
+
+function toolStatus(part: ToolPart, busy: boolean): Status {
+  switch (part.state) {
+    case "input-streaming":
+      return { label: "streaming", tone: "busy" };
+    case "input-available":
+      return busy ? { label: "running", tone: "busy" } : { label: "waiting", tone: "warn" };
+    case "approval-requested":
+      return { label: "needs approval", tone: "warn" };
+    case "approval-responded":
+      return part.approval.approved
+        ? busy
+          ? { label: "running", tone: "busy" }
+          : { label: "approved", tone: "ok" }
+        : { label: "denied", tone: "muted" };
+    case "output-available":
+      return part.preliminary ? { label: "running", tone: "busy" } : { label: "done", tone: "ok" };
+    case "output-error":
+      return { label: "error", tone: "error" };
+    case "output-denied":
+      return { label: "denied", tone: "muted" };
+    default:
+      return { label: String((part as { state?: unknown }).state ?? "unknown"), tone: "muted" };
+  }
+}
+
+function formatValue(value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** One line for a collapsed card: a lone argument's value, or compact JSON. */
+function oneLine(value: unknown, limit = 160): string {
+  if (value === undefined || value === null) return "";
+  let text: string;
+  if (typeof value === "string") text = value;
+  else if (typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1) {
+    const only = Object.values(value as Record<string, unknown>)[0];
+    text = typeof only === "string" ? only : JSON.stringify(only);
+  } else {
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  text = (text ?? "").replace(/\s+/g, " ").trim();
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+function summaryOf(part: ToolPart): string {
+  const input = oneLine(part.input, 80);
+  if (part.state === "output-available") {
+    const output = oneLine(part.output);
+    return input ? `${input} → ${output}` : output;
+  }
+  if (part.state === "output-error") return input ? `${input} → ${oneLine(part.errorText)}` : oneLine(part.errorText);
+  return input;
+}
+
+/** Cards that need the reader open themselves; the rest stay one line until clicked. */
+function needsAttention(part: ToolPart, busy: boolean): boolean {
+  return (
+    part.state === "approval-requested" || part.state === "output-error" || (part.state === "input-available" && !busy)
+  );
+}
+
+export const ToolCall = memo(function ToolCall({
+  part,
+  busy,
+  canAct,
+  actions,
+}: {
+  part: ToolPart;
+  busy: boolean;
+  /** Whether this part belongs to the latest turn, so buttons may act on it. */
+  canAct: boolean;
+  actions: ToolActions;
+}) {
+  const name = toolName(part);
+  const status = toolStatus(part, busy);
+  const needsApproval = part.state === "approval-requested";
+  const awaitingBrowser = part.state === "input-available" && !busy && canAct;
+  const [chosen, setChosen] = useState<boolean | null>(null);
+  const open = chosen ?? needsAttention(part, busy);
+  const [answered, setAnswered] = useState(false);
+  useEffect(() => setAnswered(false), [part.state]);
+
+  const input = part.input;
+  const hasInput = input !== undefined && !(typeof input === "object" && input && Object.keys(input).length === 0);
+  const summary = summaryOf(part);
+
+  return (
+    <section
+      className={`tool is-${status.tone}${needsApproval ? " tool-attention" : ""}`}
+      aria-label={`Tool call ${name}: ${status.label}`}
+      data-tool-name={name}
+      data-tool-state={part.state}
+      data-tool-call-id={part.toolCallId}
+    >
+      <button
+        type="button"
+        className="tool-head"
+        aria-expanded={open}
+        onClick={() => setChosen(!open)}
+      >
+        <span className="tool-icon">
+          <Wrench />
+        </span>
+        <span className="tool-name">{name}</span>
+        {summary && !open ? (
+          <span className="tool-summary" title={summary}>
+            {summary}
+          </span>
+        ) : (
+          <span className="spacer" />
+        )}
+        <span className={`pill pill-${status.tone}`}>
+          {status.tone === "busy" ? <span className="pill-spinner" aria-hidden="true" /> : null}
+          {status.label}
+        </span>
+        <span className={`tool-chevron${open ? " is-open" : ""}`}>
+          <Chevron />
+        </span>
+      </button>
+      {open ? (
+        <div className="tool-body">
+          {hasInput || part.state === "input-streaming" ? (
+            <div className="tool-field">
+              <div className="tool-label">Input</div>
+              <pre className="tool-value">
+                {part.state === "input-streaming" && !hasInput ? "…" : formatValue(input)}
+              </pre>
+            </div>
+          ) : null}
+          {part.state === "output-available" ? (
+            <div className="tool-field">
+              <div className="tool-label">Output</div>
+              <pre className="tool-value tool-output">{formatValue(part.output)}</pre>
+            </div>
+          ) : null}
+          {part.state === "output-error" ? (
+            <div className="tool-field">
+              <div className="tool-label">Error</div>
+              <pre className="tool-value tool-error">{part.errorText}</pre>
+            </div>
+          ) : null}
+          {part.state === "output-denied" || (part.state === "approval-responded" && !part.approval.approved) ? (
+            <p className="tool-note">You denied this call{part.approval?.reason ? `: ${part.approval.reason}` : "."}</p>
+          ) : null}
+        </div>
+      ) : null}
+      {needsApproval ? (
+        <div className="tool-approval" role="group" aria-label={`Approve ${name}?`}>
+          <p>
+            <strong>{name}</strong> needs your approval to run
+            {part.approval.requestReason ? `: ${part.approval.requestReason}` : "."}
+          </p>
+          <div className="tool-approval-buttons">
+            <button
+              type="button"
+              className="btn btn-secondary"
+              disabled={!canAct || answered}
+              onClick={() => {
+                setAnswered(true);
+                actions.respond(part, false);
+              }}
+            >
+              Deny
+            </button>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!canAct || answered}
+              onClick={() => {
+                setAnswered(true);
+                actions.respond(part, true);
+              }}
+            >
+              Approve
+            </button>
+          </div>
+        </div>
+      ) : null}
+      {awaitingBrowser ? (
+        <div className="tool-approval">
+          <p>The agent asked this page to run <strong>{name}</strong>, which it does not provide.</p>
+          <div className="tool-approval-buttons">
+            <button
+              type="button"
+              className="btn btn-secondary"
+              disabled={answered}
+              onClick={() => {
+                setAnswered(true);
+                actions.decline(part);
+              }}
+            >
+              Tell the agent it is unavailable
+            </button>
+          </div>
+        </div>
+      ) : null}
+    </section>
+  );
+});
+
+export const Reasoning = memo(function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
+  const [open, setOpen] = useState(false);
+  if (!text.trim() && !streaming) return null;
+  return (
+    <div className={`reasoning${open ? " is-open" : ""}`}>
+      <button
+        type="button"
+        className={`reasoning-head${streaming ? " is-live" : ""}`}
+        aria-expanded={open} onClick={() => setOpen((v) => !v)}>
+        <Spark />
+        <span>{streaming ? "Thinking…" : "Reasoning"}</span>
+        <span className={`tool-chevron${open ? " is-open" : ""}`}>
+          <Chevron />
+        </span>
+      </button>
+      {open ? <div className="reasoning-body">{text}</div> : null}
+    </div>
+  );
+});
+
+export function FilePart({ url, mediaType, filename }: { url: string; mediaType: string; filename?: string }) {
+  const href = url.startsWith("data:") ? url : safeHref(url);
+  if (href && mediaType.startsWith("image/")) {
+    return <img className="file-image" src={href} alt={filename ?? "Attached image"} />;
+  }
+  return (
+    <span className="file-chip">
+      {href && !href.startsWith("data:") ? (
+        <a href={href} target="_blank" rel="noopener noreferrer nofollow">
+          {filename ?? href}
+        </a>
+      ) : (
+        (filename ?? mediaType)
+      )}
+    </span>
+  );
+}
+
+export function TextPart({ text, streaming }: { text: string; streaming: boolean }) {
+  return (
+    <div className={`text-part${streaming ? " is-streaming" : ""}`}>
+      <Markdown text={text} />
+    </div>
+  );
+}
