@@ -33,6 +33,7 @@ from think.models.base import (
     ToolResultContent,
     UserContent,
     UserMessage,
+    split_file_output,
 )
 from think.stream.fold import normalize_input
 
@@ -83,6 +84,9 @@ def _truncate(text: str, limit: int) -> str:
 def _cap_output(output: Any, limit: int | None) -> Any:
     if limit is None:
         return output
+    result, file = split_file_output(output)
+    if file is not None:  # an older file output: its note stays, the file itself is not resent
+        output = f"{result if isinstance(result, str) else 'A file'} (no longer attached)"
     text = output if isinstance(output, str) else orjson.dumps(output, default=str).decode()
     return output if len(text) <= limit else _truncate(text, limit)
 

@@ -73,6 +73,47 @@ class ToolMessage:
 ModelMessage: TypeAlias = UserMessage | AssistantMessage | ToolMessage
 
 
+def split_file_output(output: Any) -> tuple[Any, FileContent | None]:
+    """A tool output that carries a file, as (the tool result the model reads, the file).
+
+    The convention: a dict with `"type": "file"`, a `mediaType` and the content as a URL (usually
+    a `data:` URL) in `data`; optional `filename` (or `name`) and `text` (what the model reads as
+    the result; default: the dict without `data`). Any other output comes back as `(output, None)`.
+    """
+    if not (isinstance(output, dict) and output.get("type") == "file" and isinstance(output.get("mediaType"), str)
+            and isinstance(output.get("data"), str)):
+        return output, None
+    filename = output.get("filename") or output.get("name")
+    file = FileContent(output["mediaType"], output["data"], filename if isinstance(filename, str) else None)
+    text = output.get("text")
+    return (text if isinstance(text, str) else {k: v for k, v in output.items() if k != "data"}), file
+
+
+def _with_tool_files(messages: tuple[ModelMessage, ...]) -> tuple[ModelMessage, ...] | None:
+    """The messages with file outputs moved out of tool results, or None if there are none."""
+    if not any(isinstance(m, ToolMessage) and any(split_file_output(r.output)[1] for r in m.results)
+               for m in messages):
+        return None
+    out: list[ModelMessage] = []
+    for message in messages:
+        if not isinstance(message, ToolMessage):
+            out.append(message)
+            continue
+        results: list[ToolResultContent] = []
+        files: list[UserContent] = []
+        for result in message.results:
+            output, file = split_file_output(result.output)
+            if file is not None and not result.is_error:
+                results.append(ToolResultContent(result.call_id, result.name, output, result.is_error))
+                files.append(file)
+            else:
+                results.append(result)
+        out.append(ToolMessage(tuple(results)))
+        if files:
+            out.append(UserMessage(tuple(files)))
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as the model sees it."""
@@ -112,6 +153,13 @@ class ModelRequest:
     messages: tuple[ModelMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
     settings: ModelSettings = field(default_factory=ModelSettings)
+
+    def __post_init__(self) -> None:
+        # Files that tools return (see `split_file_output`) reach the model as a user message
+        # right after the tool results: most providers take images and PDFs only from the user.
+        moved = _with_tool_files(self.messages)
+        if moved is not None:
+            object.__setattr__(self, "messages", moved)
 
 
 @runtime_checkable
