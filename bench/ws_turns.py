@@ -1,0 +1,233 @@
+"""Chat over real WebSockets: turn latency, turn throughput, and history load on connect.
+
+    python bench/ws_turns.py [--turns 200] [--agents 20] [--per-agent 10] [--history 1000 10000]
+
+The server runs in its own process (uvicorn, websockets-sansio), so the client's CPU does not
+distort it; the model answers instantly (a scripted reply of a few words), so what is measured is
+the framework: frames in, turn queue, SQLite persistence, fan-out, frames out. Prints:
+
+* send → done latency (p50 / p99 / mean) over `--turns` sequential turns on one socket;
+* throughput: `--agents` agents, each sent `--per-agent` chat requests at once, over one socket
+  per agent (each agent runs its turns one at a time; agents run concurrently);
+* connect → history: open a socket and receive the stored transcript (`cf_agent_chat_messages`,
+  then identity, MCP and the probe answer) with `AgentClient` (the frame is parsed, the messages
+  are validated only when read), for conversations of each `--history` size, cold (the agent's
+  first use since the server started: its SQLite file is opened and read) and warm (it is live),
+  and the same over HTTP `get-messages`.
+
+Figures, not assertions: the machines are shared and noisy; compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from think import Message, Think
+from think.client import AgentClient
+from think.models.base import ModelRequest
+from think.testing.models import ScriptedModel
+
+ANSWER = "Sure, here is a short answer of about a dozen words for you."
+
+
+def instant(request: ModelRequest) -> str:
+    return ANSWER
+
+
+class BenchChat(Think):
+    model = ScriptedModel(instant)
+
+    def get_model(self) -> ScriptedModel:
+        return self.model
+
+
+# ---- the server process ----------------------------------------------------------------------------
+
+
+def serve(data_dir: str) -> None:
+    """Run the server; print the port on the first line of stdout."""
+    import logging
+
+    import uvicorn
+
+    from think.runtime import EmbeddedRuntime
+    from think.server import create_app
+
+    logging.basicConfig(level=logging.WARNING)
+    app = create_app([BenchChat], runtime=EmbeddedRuntime(data_dir, idle_timeout=600))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    print(sock.getsockname()[1], flush=True)
+    uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio",
+                                  ws_max_size=64 * 1024 * 1024)).run(sockets=[sock])
+
+
+class ServerProcess:
+    def __init__(self, data_dir: str) -> None:
+        self.process = subprocess.Popen([sys.executable, __file__, "--serve", data_dir], stdout=subprocess.PIPE,
+                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.strip():
+            raise RuntimeError("the server process did not start")
+        self.port = int(line)
+        self.base = f"ws://127.0.0.1:{self.port}/agents/bench-chat"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+# ---- measurements ----------------------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux), to separate its cost from machine noise."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.1f} ms"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def latency(server: ServerProcess, turns: int) -> None:
+    async with AgentClient.connect(f"{server.base}/latency", compression=None) as client:
+        for i in range(10):  # warm-up: imports, first SQLite pages, code paths
+            await (await client.send_chat(f"warm-up {i}"))
+        times = []
+        cpu_before = cpu_seconds(server.process.pid)
+        for i in range(turns):
+            start = time.perf_counter()
+            turn = await (await client.send_chat(f"question {i}"))
+            times.append(time.perf_counter() - start)
+            assert turn.outcome == "completed", turn
+        cpu_after = cpu_seconds(server.process.pid)
+    print(f"send → done, {turns} sequential turns on one socket:")
+    print(f"  p50 {ms(percentile(times, 50))}   p99 {ms(percentile(times, 99))}   "
+          f"mean {ms(statistics.fmean(times))}   ({turns / sum(times):.0f} turns/s back to back)")
+    if cpu_before is not None and cpu_after is not None:
+        print(f"  server CPU {ms((cpu_after - cpu_before) / turns)} a turn")
+
+
+async def throughput(server: ServerProcess, agents: int, per_agent: int) -> None:
+    warmed: list[int] = []
+    all_warm, go = anyio.Event(), anyio.Event()
+    finished: list[float] = []
+
+    async def one_agent(index: int) -> None:
+        async with AgentClient.connect(f"{server.base}/tp-{index}", compression=None) as client:
+            await (await client.send_chat("warm-up"))
+            warmed.append(index)
+            if len(warmed) == agents:
+                all_warm.set()
+            await go.wait()
+            turns = [await client.send_chat(f"q{j}", request_id=f"a{index}-t{j}") for j in range(per_agent)]
+            for turn in turns:
+                assert (await turn).outcome == "completed", turn
+            finished.append(time.perf_counter())
+
+    async with anyio.create_task_group() as tasks:
+        for index in range(agents):
+            tasks.start_soon(one_agent, index)
+        await all_warm.wait()  # every agent is connected and has run a turn; now all send at once
+        start = time.perf_counter()
+        go.set()
+    elapsed = max(finished) - start
+    total = agents * per_agent
+    print(f"throughput, {agents} agents × {per_agent} concurrent turns ({total} turns):")
+    print(f"  {total / elapsed:7.0f} turns/s   ({ms(elapsed)} for all)")
+
+
+async def fill(data_dir: str, name: str, count: int) -> None:
+    """Write `count` messages into an agent's storage, without a server."""
+    from think.runtime import EmbeddedRuntime
+
+    runtime = EmbeddedRuntime(data_dir, idle_timeout=0)
+    async with runtime.lease(BenchChat, name) as agent:
+        batch = []
+        for i in range(count // 2):
+            batch.append(Message.user(f"Question number {i}: what about the thing we discussed?", id=f"u{i}"))
+            batch.append(Message.from_json({"id": f"a{i}", "role": "assistant", "parts": [
+                {"type": "step-start"}, {"type": "text", "text": f"{ANSWER} ({i})", "state": "done"}]}))
+        agent.session.save(batch)
+    await runtime.close()
+
+
+async def history(server: ServerProcess, sizes: list[int], samples: int) -> None:
+    print("connect → history (socket open, transcript received, handshake answered):")
+    async with AgentClient.connect(f"{server.base}/warm-up") as client:  # warm the processes, not the agents
+        await (await client.send_chat("hello"))
+    for size in sizes:
+        cold: list[float] = []
+        warm: list[float] = []
+        http_warm: list[float] = []
+        for s in range(samples):
+            url = f"{server.base}/history-{size}-{s}"
+            for attempt in range(6):
+                start = time.perf_counter()
+                async with AgentClient.connect(url) as client:
+                    elapsed = time.perf_counter() - start
+                    assert client.message_count == size, client.message_count
+                (cold if attempt == 0 else warm).append(elapsed)
+            async with httpx.AsyncClient() as http:
+                for _ in range(5):
+                    start = time.perf_counter()
+                    response = await http.get(url.replace("ws://", "http://") + "/get-messages")
+                    http_warm.append(time.perf_counter() - start)
+                    assert response.status_code == 200
+        size_mb = len(response.content) / 1e6
+        print(f"  {size:6,} messages ({size_mb:.1f} MB): cold {ms(statistics.median(cold))}   "
+              f"warm {ms(statistics.median(warm))}   HTTP get-messages warm {ms(statistics.median(http_warm))}")
+        print(f"  {'':6} cold samples {', '.join(ms(c).strip() for c in cold)}; warm min {ms(min(warm)).strip()}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as data_dir:
+        for size in args.history:
+            for s in range(args.samples):
+                await fill(data_dir, f"history-{size}-{s}", size)
+        server = ServerProcess(data_dir)
+        try:
+            print(f"server pid {server.process.pid} on port {server.port}; Python {sys.version.split()[0]}")
+            await history(server, args.history, args.samples)  # first, so cold really is cold
+            await latency(server, args.turns)
+            await throughput(server, args.agents, args.per_agent)
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        serve(sys.argv[2])
+        sys.exit(0)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--agents", type=int, default=20)
+    parser.add_argument("--per-agent", type=int, default=10)
+    parser.add_argument("--history", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--samples", type=int, default=3, help="agents per history size (cold samples)")
+    anyio.run(main, parser.parse_args())

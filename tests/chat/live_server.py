@@ -1,0 +1,65 @@
+"""A real uvicorn server on 127.0.0.1 (random port) in a background thread, for end-to-end tests.
+
+The listening socket is bound and listening before the thread starts, so clients can connect at
+once: the kernel queues them until uvicorn has run the app's lifespan and starts accepting.
+`THINK_TEST_WS=websockets` runs the tests on uvicorn's other WebSocket implementation.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+class LiveServer:
+    def __init__(self, app: ASGIApp, port: int) -> None:
+        self.app = app
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.ws_base_url = f"ws://127.0.0.1:{port}"
+
+    def agent_url(self, agent: str, name: str, *, prefix: str = "agents") -> str:
+        return f"{self.ws_base_url}/{prefix}/{agent}/{name}"
+
+    def http_url(self, agent: str, name: str, rest: str = "", *, prefix: str = "agents") -> str:
+        tail = f"/{rest}" if rest else ""
+        return f"{self.base_url}/{prefix}/{agent}/{name}{tail}"
+
+
+@contextmanager
+def serve_in_thread(app: ASGIApp, **config: Any) -> Iterator[LiveServer]:
+    """Run `app` under uvicorn until the block ends."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(512)
+    port = sock.getsockname()[1]
+    options: dict[str, Any] = {"lifespan": "on", "log_level": "warning",
+                               "ws": os.environ.get("THINK_TEST_WS", "websockets-sansio")} | config
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # surfaced when the block ends
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"uvicorn:{port}", daemon=True)
+    thread.start()
+    try:
+        yield LiveServer(app, port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+    assert not thread.is_alive(), "the server did not stop within 15 s"
+    if failure:
+        raise failure[0]

@@ -1,0 +1,33 @@
+"""`create_app(..., ui=True)` also serves the chat page and the info it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.chat.live_server import serve_in_thread
+from tests.server.agents import EchoChat, Notes
+from think import __version__
+from think.runtime import EmbeddedRuntime
+from think.server import create_app
+
+
+async def test_the_ui_and_its_info_are_served_next_to_the_agents(tmp_path: Path) -> None:
+    app = create_app([Notes, EchoChat], runtime=EmbeddedRuntime(tmp_path), ui=True)
+    with serve_in_thread(app) as server:
+        async with httpx.AsyncClient(base_url=server.base_url) as http:
+            info = await http.get("/_think/info")
+            page = await http.get("/")
+            messages = await http.get("/agents/echo-chat/default/get-messages")
+    assert info.json() == {"agents": ["notes", "echo-chat"], "model": "scripted", "demo": False,
+                           "version": __version__, "prefix": "agents"}
+    assert page.status_code in (200, 503) and "html" in page.headers["content-type"]  # 503: not built
+    assert messages.json() == []
+
+
+async def test_without_ui_there_is_no_page(tmp_path: Path) -> None:
+    with serve_in_thread(create_app([EchoChat], runtime=EmbeddedRuntime(tmp_path))) as server:
+        async with httpx.AsyncClient(base_url=server.base_url) as http:
+            assert (await http.get("/")).status_code == 404
+            assert (await http.get("/_think/info")).status_code == 404

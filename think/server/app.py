@@ -1,0 +1,317 @@
+"""`create_app()`: the ASGI app that serves agents at `/agents/<kebab-class>/<name>`.
+
+    from think.server import create_app
+    app = create_app([Assistant], data_dir="data")      # uvicorn module:app
+
+The same address answers a WebSocket (the chat protocol, see `chat.py`) and HTTP:
+`…/get-messages` (any method) returns the transcript as a JSON array, and every other path goes
+to the agent's `on_request(request)`. An unknown class is a 400, a path outside the prefix a 404.
+The app is a Starlette app and can be mounted in a larger one (run its lifespan, see
+`AgentRegistry`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from think._version import __version__
+from think.agent import Think
+from think.errors import ConfigurationError
+from think.protocol.codec import encode_message_list
+from think.protocol.frames import ProtocolErrorFrame
+from think.runtime.agent import Agent
+from think.runtime.base import AgentRuntime
+from think.runtime.embedded import shared_runtime
+from think.runtime.naming import check_agent_name
+from think.server.agents import AgentHost, AgentRegistry
+from think.server.connection import Connection, new_connection_id
+
+log = logging.getLogger("think.server")
+
+DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024
+CLOSE_TIMEOUT = 5.0
+"""Seconds a closing socket may take to flush its queued frames."""
+_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+BeforeConnect = Callable[[HTTPConnection, str, str], "Response | bool | Awaitable[Response | bool | None] | None"]
+"""`on_before_connect(websocket_or_request, class_name, name)`: return None to let it through, a
+`Response` (or False, or raise `HTTPException`) to refuse it before the upgrade."""
+
+
+class _AgentServer:
+    def __init__(self, classes: dict[str, type[Agent]], registry: AgentRegistry, *, cors: bool | Sequence[str],
+                 on_before_connect: BeforeConnect | None, max_frame_bytes: int) -> None:
+        self.classes = classes
+        self.registry = registry
+        self.runtime = registry.runtime
+        self.cors = cors
+        self.on_before_connect = on_before_connect
+        self.max_frame_bytes = max_frame_bytes
+
+    # ---- shared --------------------------------------------------------------------------------
+
+    def _target(self, conn: HTTPConnection) -> tuple[type[Agent], str] | Response:
+        cls = self.classes.get(conn.path_params["agent"])
+        if cls is None:
+            return PlainTextResponse("Invalid request", status_code=400)
+        name = conn.path_params["name"]
+        try:
+            check_agent_name(name)
+        except ConfigurationError as exc:
+            return PlainTextResponse(f"Invalid agent name: {exc}", status_code=400)
+        rest = conn.path_params.get("rest", "")
+        if rest == "sub" or rest.startswith("sub/"):
+            return PlainTextResponse("Sub-agents are not supported yet", status_code=404)
+        return cls, name
+
+    async def _before_connect(self, conn: HTTPConnection, cls: type[Agent], name: str) -> Response | None:
+        if self.on_before_connect is None:
+            return None
+        try:
+            result = self.on_before_connect(conn, cls.__name__, name)
+            if inspect.isawaitable(result):
+                result = await result
+        except HTTPException as exc:
+            return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+        except Exception:
+            log.warning("on_before_connect raised; refusing the connection", exc_info=True)
+            return PlainTextResponse("Forbidden", status_code=403)
+        if isinstance(result, Response):
+            return result
+        if result is False:
+            return PlainTextResponse("Forbidden", status_code=403)
+        return None
+
+    # ---- WebSocket -----------------------------------------------------------------------------
+
+    async def websocket(self, websocket: WebSocket) -> None:
+        target = self._target(websocket)
+        if isinstance(target, Response):
+            await _deny(websocket, target)
+            return
+        cls, name = target
+        if (denial := await self._before_connect(websocket, cls, name)) is not None:
+            await _deny(websocket, denial)
+            return
+        async with AsyncExitStack() as stack:
+            try:
+                host = await stack.enter_async_context(self.registry.use(cls, name))
+            except Exception:
+                log.exception("agent %s %r failed to start", cls.__name__, name)
+                await _deny(websocket, PlainTextResponse("The agent failed to start", status_code=500))
+                return
+            await websocket.accept()
+            connection = Connection(websocket, websocket.query_params.get("_pk") or new_connection_id())
+            await self._serve(host, connection, websocket)
+
+    async def _serve(self, host: AgentHost, connection: Connection, websocket: WebSocket) -> None:
+        host.connect(connection)  # queues the connect sequence before anything is read
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(connection.run_writer)
+            try:
+                await self._read(host, connection, websocket)
+            finally:
+                host.disconnect(connection)
+                connection.close()
+                tasks.cancel_scope.deadline = anyio.current_time() + CLOSE_TIMEOUT
+
+    def _too_large(self, text: str) -> int | None:
+        limit = self.max_frame_bytes
+        if len(text) * 4 <= limit:  # UTF-8 needs at most 4 bytes a character
+            return None
+        size = len(text) if len(text) > limit else len(text.encode())
+        return size if size > limit else None
+
+    async def _read(self, host: AgentHost, connection: Connection, websocket: WebSocket) -> None:
+        while not connection.closing:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                connection.disconnected()
+                return
+            text = message.get("text")
+            if text is None:
+                data = message.get("bytes") or b""
+                if len(data) > self.max_frame_bytes:
+                    connection.close(1009, f"Frame too large: {len(data)} bytes (limit {self.max_frame_bytes})")
+                    return
+                host.refuse(connection, ProtocolErrorFrame("Binary frames are not supported; send JSON text"))
+                continue
+            if (size := self._too_large(text)) is not None:
+                connection.close(1009, f"Frame too large: {size} bytes (limit {self.max_frame_bytes})")
+                return
+            try:
+                await host.receive(connection, text)
+            except Exception:  # a bug of ours or in a hook; the connection and the agent go on
+                log.exception("handling a frame from %s failed", connection.id)
+                connection.send_frame(ProtocolErrorFrame("Internal error while handling the frame"))
+            # receive() does not yield while frames are queued: let the tasks this frame started
+            # (and other sockets) run before the next one, so a burst cannot starve them.
+            await anyio.lowlevel.checkpoint()
+
+    # ---- HTTP ----------------------------------------------------------------------------------
+
+    def _cors_headers(self, request: Request) -> dict[str, str]:
+        if not self.cors:
+            return {}
+        origin = request.headers.get("origin")
+        if self.cors is True:
+            allow = "*"
+        elif origin is not None and origin in self.cors:
+            allow = origin
+        else:
+            return {}
+        headers = {"Access-Control-Allow-Origin": allow, "Access-Control-Allow-Methods": "GET, POST, HEAD, OPTIONS",
+                   "Access-Control-Allow-Headers": "*", "Access-Control-Max-Age": "86400"}
+        if allow != "*":
+            headers["Vary"] = "Origin"
+        return headers
+
+    async def http(self, request: Request) -> Response:
+        headers = self._cors_headers(request)
+        if self.cors and request.method == "OPTIONS":
+            return Response(status_code=204, headers=headers)
+        response = await self._http(request)
+        response.headers.update(headers)
+        return response
+
+    async def _http(self, request: Request) -> Response:
+        target = self._target(request)
+        if isinstance(target, Response):
+            return target
+        cls, name = target
+        if (denial := await self._before_connect(request, cls, name)) is not None:
+            return denial
+        rest: str = request.path_params.get("rest", "")
+        try:
+            async with self.runtime.lease(cls, name) as agent:
+                if isinstance(agent, Think) and (rest == "get-messages" or rest.endswith("/get-messages")):
+                    return Response(encode_message_list(agent.session.history_json()), media_type="application/json")
+                result = agent.on_request(request)
+                if inspect.isawaitable(result):
+                    result = await result
+        except HTTPException:
+            raise
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        if not isinstance(result, Response):
+            log.error("%s.on_request returned %r, not a Response", cls.__name__, type(result).__name__)
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        return result
+
+
+def _ui_info(classes: list[type[Agent]], runtime: AgentRuntime, prefix: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """`GET /_think/info` for the web UI: the agents, and the model of the first chat agent."""
+    model: list[str] = []
+
+    async def model_label() -> str:
+        chat = next((cls for cls in classes if issubclass(cls, Think)), None)
+        if chat is None:
+            return "none"
+        try:
+            async with runtime.lease(chat, "default") as agent:
+                assert isinstance(agent, Think)
+                return agent.resolve_model(agent.get_model()).model_id
+        except Exception as exc:  # the page shows it; chatting will report the error in full
+            return f"unavailable ({type(exc).__name__})"
+
+    async def info() -> dict[str, Any]:
+        if not model:  # resolved once: it may probe the network (a local Ollama)
+            model.append(await model_label())
+        return {"agents": [cls.kebab_name() for cls in classes], "model": model[0], "demo": model[0] == "demo",
+                "version": __version__, "prefix": prefix}
+
+    return info
+
+
+async def _deny(websocket: WebSocket, response: Response) -> None:
+    try:
+        await websocket.send_denial_response(response)
+    except RuntimeError:  # the server cannot send an HTTP response to an upgrade request
+        await websocket.close(code=1008)
+
+
+def create_app(
+    agents: Sequence[type[Agent]],
+    *,
+    data_dir: str | Path | None = None,
+    prefix: str = "agents",
+    cors: bool | Sequence[str] = False,
+    on_before_connect: BeforeConnect | None = None,
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    runtime: AgentRuntime | None = None,
+    idle_timeout: float = 60.0,
+    ui: bool = False,
+) -> Starlette:
+    """An ASGI app serving `agents` over WebSocket and HTTP at `/<prefix>/<kebab-class>/<name>`.
+
+    * `data_dir`: where agents keep their SQLite files (default `THINK_DATA_DIR` or `.think`);
+      the process-wide runtime for it is used, so `open_agent()` in the same process reaches
+      the same instances. Pass `runtime` instead to use your own.
+    * `cors`: True allows every origin, a list allows those origins (HTTP only, never upgrades).
+    * `on_before_connect(websocket_or_request, class_name, name)`: may refuse a socket or a
+      request before anything else happens (return a Response or False, or raise HTTPException).
+    * `max_frame_bytes`: a larger incoming frame closes the socket with 1009.
+    * `idle_timeout`: seconds an agent with no sockets and no work stays in memory (applied to
+      the shared runtime; a `runtime` you pass keeps its own).
+    * `ui`: also serve the chat web UI at `/` (see `think.web`).
+    """
+    if runtime is not None and data_dir is not None:
+        raise ConfigurationError("pass either data_dir or runtime to create_app, not both")
+    if not agents:
+        raise ConfigurationError("create_app needs at least one agent class")
+    classes: dict[str, type[Agent]] = {}
+    for cls in agents:
+        if not (isinstance(cls, type) and issubclass(cls, Agent)):
+            raise ConfigurationError(f"{cls!r} is not an Agent class")
+        kebab = cls.kebab_name()
+        if kebab == "sub":
+            raise ConfigurationError(f"{cls.__name__}: 'sub' is reserved for sub-agent paths")
+        if kebab in classes and classes[kebab] is not cls:
+            raise ConfigurationError(f"{cls.__name__} and {classes[kebab].__name__} both serve /{kebab}/")
+        classes[kebab] = cls
+    if max_frame_bytes < 1024:
+        raise ConfigurationError("max_frame_bytes must be at least 1024")
+    if runtime is None:
+        registry = AgentRegistry(shared_runtime(data_dir), idle_timeout=idle_timeout)
+    else:
+        registry = AgentRegistry(runtime)
+    server = _AgentServer(classes, registry, cors=cors, on_before_connect=on_before_connect,
+                          max_frame_bytes=max_frame_bytes)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with registry.running():
+            yield
+
+    base = "/" + "/".join(part for part in prefix.split("/") if part)
+    if base == "/":
+        base = ""
+    routes = [
+        WebSocketRoute(base + "/{agent}/{name}", server.websocket),
+        WebSocketRoute(base + "/{agent}/{name}/{rest:path}", server.websocket),
+        Route(base + "/{agent}/{name}", server.http, methods=_METHODS),
+        Route(base + "/{agent}/{name}/{rest:path}", server.http, methods=_METHODS),
+    ]
+    if ui:
+        from think.web import web_routes  # only servers with the UI load it
+
+        routes = [*web_routes(_ui_info(list(classes.values()), registry.runtime, base.lstrip("/"))), *routes]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.registry = registry
+    app.state.runtime = registry.runtime
+    return app
