@@ -31,6 +31,16 @@ from think.runtime import Agent, AgentRuntime, EmbeddedRuntime, callable, open_a
 from think.sessions import Session
 from think.tools import Tool, ToolContext, client_tool, tool
 from think.turns.turn import TurnRequest, TurnResult
+from think.workspace import Workspace
+
+
+def __getattr__(name: str) -> object:
+    # The server pulls in Starlette: load it only for code that serves.
+    if name == "create_app":
+        from think.server import create_app
+
+        return create_app
+    raise AttributeError(f"module 'think' has no attribute {name!r}")
 
 __all__ = [
     "Agent",
@@ -64,9 +74,11 @@ __all__ = [
     "TurnError",
     "TurnRequest",
     "TurnResult",
+    "Workspace",
     "__version__",
     "callable",
     "client_tool",
+    "create_app",
     "open_agent",
     "tool",
 ]
