@@ -5,7 +5,9 @@
   * ProtocolError        a client frame or message we cannot accept
   * ModelError           the model provider failed; see .status and .retryable
     * ContextOverflow    the request did not fit the model's context window
-  * StorageError         SQLite or a migration failed
+  * StorageError         SQLite or a migration failed; an unknown message or session id
+  * ContextError         a context block write that cannot be done (unknown label, read-only,
+                         over its max_tokens); nothing is written
   * TurnError            a turn API was used where it cannot run (for example inside a turn)
 * ToolFailed             raised by tool code to report a failure the model should see
 """
@@ -42,9 +44,13 @@ class StorageError(ThinkError):
     """SQLite or a migration failed."""
 
 
+class ContextError(ThinkError):
+    """A context block was read or written in a way it cannot be; nothing was changed."""
+
+
 class TurnError(ThinkError):
     """A turn API was called where it cannot run."""
 
 
-class ToolFailed(Exception):  # noqa: N818 - the name reads as an outcome, like pydantic-ai's
+class ToolFailed(Exception):
     """Raised by tool code to report a failure the model should see (not a crash)."""

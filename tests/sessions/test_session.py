@@ -46,13 +46,15 @@ def test_unchanged_writes_are_skipped_and_changes_written(session: Session) -> N
     assert session.version > version
 
 
-def test_unknown_parents_and_ids_on_other_branches_are_refused(session: Session) -> None:
+def test_unknown_parents_are_refused_and_ids_elsewhere_are_never_re_parented(session: Session) -> None:
     session.save([Message.user("q", id="u1"), reply("a1", "x")])
-    with pytest.raises(StorageError, match="not on the active path"):
+    with pytest.raises(StorageError, match="no message 'nope'"):
         session.save([reply("a2", "y")], parent_id="nope")
+    assert session.count_rows() == 2  # nothing was written
     session.save([reply("a2", "y")], parent_id="u1")
-    with pytest.raises(StorageError, match="another branch"):
-        session.save([reply("a1", "again")])
+    session.save([reply("a1", "again")])  # a1 is on the other branch: updated in place, not moved
+    assert [m.id for m in session.history()] == ["u1", "a2"]
+    assert session.get_message("a1") is not None and session.get_message("a1").text == "again"  # type: ignore[union-attr]
     with pytest.raises(StorageError):
         session.checkout("missing")
 

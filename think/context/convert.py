@@ -29,11 +29,11 @@ from think.models.base import (
     ReasoningContent,
     TextContent,
     ToolCallContent,
-    ToolMessage,
     ToolResultContent,
     UserContent,
     UserMessage,
     split_file_output,
+    tool_results_message,
 )
 from think.stream.fold import normalize_input
 
@@ -136,8 +136,7 @@ def _assistant(message: Message, out: list[ModelMessage], text_limit: int | None
     def flush() -> None:
         if content:
             out.append(AssistantMessage(tuple(content)))
-        if results:
-            out.append(ToolMessage(tuple(results)))
+        out.extend(tool_results_message(results))
         content.clear()
         results.clear()
 

@@ -3,7 +3,8 @@
 Converting a whole transcript before every model call would make a turn's cost grow with the
 conversation. Older messages are converted once (truncated) and kept; only the recent window and
 new messages are converted per turn. Any change to stored messages other than an append bumps
-the session's `version`, which throws the cache away.
+the session's `version`, which throws the cache away. The model sees `Session.model_view()`: the
+hydrated window with the compaction in effect laid over it. One cache per session.
 """
 
 from __future__ import annotations
@@ -13,25 +14,33 @@ from think.models.base import ModelMessage
 from think.sessions.session import Session
 
 
+class _Converted:
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.old: list[ModelMessage] = []
+        self.old_system: list[str] = []
+        self.old_count = 0
+
+
 class ModelHistory:
     def __init__(self) -> None:
-        self._key: tuple[int, int] | None = None
-        self._old: list[ModelMessage] = []
-        self._old_system: list[str] = []
-        self._old_count = 0
+        self._caches: dict[str, tuple[Session, _Converted]] = {}
 
     def build(self, session: Session) -> tuple[list[ModelMessage], str]:
-        """The model messages for the session's active path, and any system text in it."""
-        path = session.history()
+        """The model messages for the session's view (see the module docstring), and any system
+        text in it."""
+        path = session.model_view()
         boundary = max(0, len(path) - RECENT_MESSAGES_KEPT_WHOLE)
-        key = (id(session), session.version)
-        if key != self._key or self._old_count > boundary:
-            self._key, self._old, self._old_system, self._old_count = key, [], [], 0
-        if self._old_count < boundary:
-            converted, system = convert_messages(path[self._old_count:boundary], truncate=True)
-            self._old.extend(converted)
-            self._old_system.extend(system)
-            self._old_count = boundary
+        cached = self._caches.get(session.id)
+        cache = cached[1] if cached is not None and cached[0] is session else None
+        if cache is None or cache.version != session.version or cache.old_count > boundary:
+            cache = _Converted(session.version)
+            self._caches[session.id] = (session, cache)
+        if cache.old_count < boundary:
+            converted, system = convert_messages(path[cache.old_count:boundary], truncate=True)
+            cache.old.extend(converted)
+            cache.old_system.extend(system)
+            cache.old_count = boundary
         recent, recent_system = convert_messages(path[boundary:], truncate=False)
-        system_text = "\n\n".join(s for s in self._old_system + recent_system if s)
-        return self._old + recent, system_text
+        system_text = "\n\n".join(s for s in cache.old_system + recent_system if s)
+        return cache.old + recent, system_text

@@ -1,229 +1,425 @@
 """`Session`: a conversation stored as a tree of messages; the active path is the transcript.
 
-Every message is one append-only row (`parent_id` links it into the tree), so a turn's write cost
-does not grow with the conversation. The active path is kept in memory once loaded; appending
-extends it without reading anything back.
+Every message is one append-only row (`parent` links it into the tree), so a turn's write cost
+does not grow with the conversation. The active path is kept in memory once loaded, but only a
+window of it: the newest messages within `hydration_byte_budget` bytes of stored JSON, and never
+fewer than the last 4. Appending extends the window without reading anything back.
+
+What the model sees (`model_view()`) is the window with the compaction in effect laid over it;
+what clients see (`history()`) is the window itself.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from typing import Literal
 
 import orjson
 
-from think.context.convert import has_unsettled_tools
-from think.errors import StorageError
+from think.context.blocks import BlockProvider, ContextBlock, ContextBlocks, PromptStore
+from think.context.tokens import TokenCounter
+from think.errors import ConfigurationError, StorageError
 from think.messages import Message
+from think.sessions.compaction import CompactFn, Compaction, CompactionErrorHandler, Compactor
 from think.sessions.hygiene import prepare_for_storage
-from think.storage import Database, migration
+from think.sessions.schema import FTS_BATCH, MIGRATIONS, catch_up_index
+from think.sessions.search import HistorySearch, SearchResult, search_messages
+from think.sessions.window import ANCESTORS_SQL, Window, decode, read_path_rows
+from think.storage import Database, Row
+from think.stream.fanout import Fanout, SessionChanged
+
+__all__ = ["DEFAULT_HYDRATION_BYTES", "MIGRATIONS", "ROOT_SESSION", "Session"]
 
 ROOT_SESSION = ""
 """The id of the session a chat connection serves."""
-
-
-@migration("think.sessions.001_messages")
-def _m001_messages(conn: sqlite3.Connection) -> None:
-    conn.execute("""
-        CREATE TABLE think_messages (
-            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-            session_id TEXT NOT NULL,
-            id         TEXT NOT NULL,
-            parent_id  TEXT,                 -- NULL for a root; branches share a parent
-            role       TEXT NOT NULL,
-            body       BLOB NOT NULL,        -- the UIMessage as JSON
-            created_at REAL NOT NULL,
-            UNIQUE (session_id, id)
-        )""")
-    conn.execute("CREATE INDEX think_messages_parent ON think_messages (session_id, parent_id)")
-    conn.execute("""
-        CREATE TABLE think_sessions (
-            id         TEXT PRIMARY KEY,
-            leaf_id    TEXT,                 -- the newest message of the active branch
-            created_at REAL NOT NULL
-        )""")
-
-
-MIGRATIONS = [_m001_messages]
+DEFAULT_HYDRATION_BYTES = 24 * 1024 * 1024
+"""Stored JSON bytes of the active path kept in memory (the newest messages; at least 4)."""
 
 
 class Session:
-    """One conversation: the active path of a message tree, persisted in `think_messages`."""
+    """One conversation: a tree of messages persisted in `think_messages`. See the module docstring.
+
+    Configure it with the builder calls (`with_context`, `with_cached_prompt`, `on_compaction`,
+    `compact_after`), usually in `Think.configure_session`.
+    """
 
     def __init__(self, db: Database, session_id: str = ROOT_SESSION, *,
-                 max_persisted_messages: int | None = None) -> None:
+                 max_persisted_messages: int | None = None,
+                 hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES,
+                 fanout: Fanout | None = None) -> None:
         self.db = db
         self.id = session_id
         self.max_persisted_messages = max_persisted_messages
-        self._path: list[Message] | None = None
-        self._index: dict[str, int] = {}
-        self._stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
-        self._unsettled: set[str] = set()  # ids of messages with tool calls still waiting
+        self.hydration_byte_budget = hydration_byte_budget
+        self.fanout = fanout if fanout is not None else Fanout()
+        """Where this session's turns and `SessionChanged` events are published."""
+        self.context = ContextBlocks(db, session_id)
+        """The context blocks that make up this session's system prompt."""
         self.version = 0
-        """Bumped by every change that is not an append (updates, branches, trims, clears)."""
+        """Bumped by every change that is not an append (updates, branches, trims, overlays)."""
+        self._window: Window | None = None
+        self._cold_rows: tuple[int, int, list[Row]] | None = None  # (version, leaf seq, rows) history_json read
+        self._unindexed = 0  # messages this object wrote since it last brought the search index up to date
+        self.compaction = Compactor(self)
+        """Summaries over this session's messages, and the model's view with them."""
 
-    # ---- reading ---------------------------------------------------------------------------
+    # ---- builder -----------------------------------------------------------------------------
+
+    def with_context(self, label: str, *, description: str | None = None, max_tokens: int | None = None,
+                     provider: BlockProvider | None = None) -> Session:
+        """Add a context block. Without a provider it is a writable block stored in SQLite."""
+        self.context.add(label, description=description, max_tokens=max_tokens, provider=provider)
+        return self
+
+    def with_searchable_history(self, label: str = "history", *, description: str | None = None,
+                                across_sessions: bool = False) -> Session:
+        """Add a block the model searches with `search_context`: this conversation's messages
+        (all of them, compacted ones included), or every session's with `across_sessions`."""
+        provider = HistorySearch(self.db, None if across_sessions else self.id)
+        self.context.add(label, description=description, provider=provider)
+        return self
+
+    def with_cached_prompt(self, store: PromptStore | None = None) -> Session:
+        """Keep the frozen system prompt in storage, so a restart sends the same bytes."""
+        self.context.cache_prompt(store)
+        return self
+
+    def on_compaction(self, fn: CompactFn) -> Session:
+        """Summarize with `fn(messages, ctx)`; see `think.sessions.summarize` for a ready one."""
+        self.compaction.fn = fn
+        return self
+
+    def compact_after(self, tokens: int, *, token_counter: TokenCounter | None = None) -> Session:
+        """Compact automatically when the model's view passes `tokens` (estimated per message)."""
+        if tokens <= 0:
+            raise ConfigurationError(f"compact_after needs a positive token threshold, got {tokens}")
+        self.compaction.threshold = tokens
+        if token_counter is not None:
+            self.compaction.counter = token_counter
+        return self
+
+    def on_compaction_error(self, handler: CompactionErrorHandler) -> Session:
+        """Called when an automatic compaction fails (the turn goes on without it)."""
+        self.compaction.on_error = handler
+        return self
+
+    # ---- reading -----------------------------------------------------------------------------
 
     @property
     def leaf_id(self) -> str | None:
         path = self._load()
         return path[-1].id if path else None
 
+    @property
+    def windowed(self) -> bool:
+        """True when older messages of the active path are stored but not in memory."""
+        return self._win().windowed
+
     def history(self) -> list[Message]:
-        """The active path, oldest first (the live objects: copy before changing them)."""
+        """The active path (its hydrated window), oldest first. The live objects: copy to change."""
         return self._load()
 
+    def history_json(self) -> list[bytes]:
+        """The active path as stored JSON, oldest first: each item is `message.dumps()` of the
+        matching `history()` message, without encoding it again (for sending transcripts).
+
+        When the path is not in memory it is read without validating the messages (a client that
+        connects to see the history should not pay for that); the next `history()` reuses the rows.
+        """
+        if self._window is not None:
+            return [self._window.stored[m.id] for m in self._window.messages]
+        leaf = self._leaf_seq()
+        if leaf is None:
+            return []
+        cold = self._cold_rows
+        if cold is None or cold[:2] != (self.version, leaf):
+            rows = read_path_rows(self.db, leaf, self.hydration_byte_budget)
+            cold = self._cold_rows = (self.version, leaf, rows)
+        return [row["body"] if isinstance(row["body"], bytes) else bytes(row["body"]) for row in cold[2]]
+
     def get(self, message_id: str) -> Message | None:
-        path = self._load()
-        index = self._index.get(message_id)
-        return path[index] if index is not None else None
+        """A message of the hydrated active path, or None."""
+        window = self._win()
+        index = window.index.get(message_id)
+        return window.messages[index] if index is not None else None
+
+    def get_message(self, message_id: str) -> Message | None:
+        """Any stored message of this session (any branch, in memory or not), or None."""
+        if (loaded := self.get(message_id)) is not None:
+            return loaded
+        body = self.db.value("SELECT body FROM think_messages WHERE session_id = ? AND id = ?", self.id, message_id)
+        return None if body is None else decode(message_id, body)
+
+    def get_branches(self, message_id: str) -> list[Message]:
+        """The children of a message, oldest first: the alternative answers to it."""
+        seq = self._seq_of(message_id)
+        rows = self.db.sql("SELECT id, body FROM think_messages WHERE parent = ? ORDER BY seq", seq)
+        return [decode(row["id"], row["body"]) for row in rows]
 
     def unsettled(self) -> list[Message]:
         """Messages on the active path with tool calls that have no result yet."""
-        path = self._load()
-        return [path[self._index[i]] for i in sorted(self._unsettled, key=self._index.__getitem__)
-                if i in self._index]
+        window = self._win()
+        return [window.messages[window.index[i]] for i in sorted(window.unsettled, key=window.index.__getitem__)]
 
-    def _track(self, message: Message) -> None:
-        if has_unsettled_tools(message):
-            self._unsettled.add(message.id)
-        else:
-            self._unsettled.discard(message.id)
+    def count_rows(self) -> int:
+        return int(self.db.value("SELECT count(*) FROM think_messages WHERE session_id = ?", self.id) or 0)
 
-    def _load(self) -> list[Message]:
-        if self._path is not None:
-            return self._path
-        leaf = self.db.value("SELECT leaf_id FROM think_sessions WHERE id = ?", self.id)
-        rows = []
-        if leaf is not None:
-            rows = self.db.sql("""
-                WITH RECURSIVE path(id, parent_id, body, depth) AS (
-                    SELECT id, parent_id, body, 0 FROM think_messages WHERE session_id = ?1 AND id = ?2
-                    UNION ALL
-                    SELECT m.id, m.parent_id, m.body, p.depth + 1
-                    FROM think_messages m JOIN path p ON m.session_id = ?1 AND m.id = p.parent_id
-                )
-                SELECT id, body FROM path ORDER BY depth DESC""", self.id, leaf)
-        self._path = []
-        for row in rows:
-            body = bytes(row["body"]) if not isinstance(row["body"], bytes) else row["body"]
-            try:
-                message = Message.model_validate_json(body)
-            except ValueError as exc:
-                raise StorageError(f"stored message {row['id']!r} is not a valid UIMessage: {exc}") from exc
-            self._stored[message.id] = body
-            self._track(message)
-            self._path.append(message)
-        self._index = {m.id: i for i, m in enumerate(self._path)}
-        return self._path
+    def model_view(self) -> list[Message]:
+        """What the model sees: the hydrated path with the compaction in effect laid over it."""
+        return self.compaction.view()
 
-    # ---- writing ---------------------------------------------------------------------------
+    def index_of(self, message_id: str) -> int | None:
+        """The position of a message in the hydrated active path, or None."""
+        return self._win().index.get(message_id)
+
+    def ids_before_window(self) -> set[str]:
+        """Ids of the active path's messages older than the hydrated window (read from storage)."""
+        window = self._win()
+        if not window.windowed or not window.seqs:
+            return set()
+        rows = self.db.sql(ANCESTORS_SQL + " SELECT m.id FROM anc JOIN think_messages m ON m.seq = anc.seq",
+                           window.seqs[0])
+        return {row["id"] for row in rows}
+
+    def search(self, query: str, *, limit: int = 10) -> list[SearchResult]:
+        """Full-text search over every message of this session (all branches, compacted ones too)."""
+        return search_messages(self.db, query, session_id=self.id, limit=limit)
+
+    # ---- writing -----------------------------------------------------------------------------
+
+    def add_messages(self, messages: Iterable[Message], *, parent_id: str | None = None,
+                     mode: Literal["append", "upsert"] = "append") -> list[Message]:
+        """Write messages without a turn; entries chain, each new one becoming the leaf.
+
+        The first new message hangs under `parent_id` (which must be stored in this session;
+        default: the leaf). An id that is already stored is left alone with `mode="append"`
+        (appending is idempotent) and has its content replaced in place with `mode="upsert"`
+        (never re-parented). Returns the messages as stored, sanitized and capped.
+        """
+        if mode not in ("append", "upsert"):
+            raise ValueError(f"mode must be 'append' or 'upsert', not {mode!r}")
+        window = self._win()
+        out: list[Message] = []
+        now = time.time()
+        changed = False
+        last_seq = 0
+        parent_seq = None if parent_id is None or parent_id in window.index else self._seq_of(parent_id)
+        with self.db.transaction():
+            for message in messages:
+                clean = prepare_for_storage(message)
+                body = orjson.dumps(clean.to_json())
+                position = window.index.get(clean.id)
+                if position is not None:
+                    if mode == "upsert":
+                        self._update_loaded(window, position, clean, body)
+                        changed = True
+                    out.append(window.messages[position])
+                    continue
+                stored = self.db.value("SELECT seq FROM think_messages WHERE session_id = ? AND id = ?",
+                                       self.id, clean.id)
+                if stored is not None:  # on another branch, or older than the window: never re-parented
+                    if mode == "upsert":
+                        self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE seq = ?",
+                                    body, clean.role, stored)
+                        self.version += 1
+                        changed = True
+                    out.append(clean)
+                    continue
+                if parent_seq is not None:
+                    window = self._read(parent_seq)  # under a message outside the window: go there first
+                elif parent_id is not None and parent_id != window.messages[-1].id:
+                    window.cut_after(window.index[parent_id])  # a new branch under an earlier message
+                    self.version += 1
+                last_seq = int(self.db.value(
+                    "INSERT INTO think_messages (session_id, id, parent, role, body, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                    self.id, clean.id, window.seqs[-1] if window.seqs else None, clean.role, body, now))
+                window.append(clean, last_seq, body)
+                self._unindexed += 1
+                parent_id = parent_seq = None
+                changed = True
+                out.append(clean)
+            if changed:
+                self._set_leaf(now)
+                self._trim(window)
+            if self._unindexed >= FTS_BATCH:
+                catch_up_index(self.db, upto=last_seq)
+                self._unindexed = 0
+        if window.slide(self.hydration_byte_budget):
+            self.version += 1
+        return out
+
+    def save(self, messages: Iterable[Message], *, parent_id: str | None = None) -> list[Message]:
+        """`add_messages(..., mode="upsert")`: what turns use to store what they produce."""
+        return self.add_messages(messages, parent_id=parent_id, mode="upsert")
 
     def checkout(self, message_id: str) -> None:
         """Make `message_id` the leaf: the active path becomes it and its ancestors.
 
         The messages after it stay stored (they are another branch now).
         """
-        stored = self.db.value("SELECT 1 FROM think_messages WHERE session_id = ? AND id = ?", self.id, message_id)
-        if not stored:
-            raise StorageError(f"no message {message_id!r} in session {self.id!r}")
+        seq = self._seq_of(message_id)
         with self.db.transaction():
-            self.db.sql("INSERT INTO think_sessions (id, leaf_id, created_at) VALUES (?, ?, ?) "
-                        "ON CONFLICT(id) DO UPDATE SET leaf_id = excluded.leaf_id", self.id, message_id, time.time())
-        self.forget_cache()
+            self._read(seq)
+            self._set_leaf(time.time())
 
-    def save(self, messages: Iterable[Message], *, parent_id: str | None = None) -> list[Message]:
-        """Upsert messages in order: known ids are updated in place (only if changed), new ones are
-        appended as children of `parent_id` (default: the current leaf), each becoming the leaf.
-
-        Returns the messages as stored (sanitized and capped).
-        """
-        path = self._load()
-        stored: list[Message] = []
-        now = time.time()
+    def switch_branch(self, message_id: str) -> None:
+        """Make the branch through `message_id` active, down to its newest message."""
+        seq = self._seq_of(message_id)
+        newest = self.db.value("""
+            WITH RECURSIVE sub(seq) AS (
+                SELECT ?1 UNION ALL SELECT m.seq FROM think_messages m JOIN sub ON m.parent = sub.seq
+            ) SELECT max(seq) FROM sub""", seq)
         with self.db.transaction():
-            for message in messages:
-                clean = prepare_for_storage(message)
-                body = orjson.dumps(clean.to_json())
-                index = self._index.get(clean.id)
-                if index is not None:
-                    if self._stored.get(clean.id) != body:
-                        self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE session_id = ? AND id = ?",
-                                    body, clean.role, self.id, clean.id)
-                        self._stored[clean.id] = body
-                        self.version += 1
-                    elif path[index] is not clean:
-                        self.version += 1  # same content, new object: cached views must not keep the old one
-                    path[index] = clean
-                    self._track(clean)
-                    stored.append(clean)
-                    continue
-                parent = parent_id if parent_id is not None else (path[-1].id if path else None)
-                if parent is not None and parent not in self._index:
-                    raise StorageError(f"parent message {parent!r} is not on the active path")
-                existing = self.db.value("SELECT 1 FROM think_messages WHERE session_id = ? AND id = ?",
-                                         self.id, clean.id)
-                if existing:  # on another branch: update it and switch to it would re-parent; refuse
-                    raise StorageError(f"message {clean.id!r} already exists on another branch")
-                self.db.sql("INSERT INTO think_messages (session_id, id, parent_id, role, body, created_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?)", self.id, clean.id, parent, clean.role, body, now)
-                if parent is not None and parent != (path[-1].id if path else None):
-                    # A new branch: the active path is the parent's ancestry plus this message.
-                    cut = self._index[parent] + 1
-                    for dropped in path[cut:]:
-                        self._index.pop(dropped.id, None)
-                    del path[cut:]
-                    self.version += 1
-                elif parent is None and path:
-                    for dropped in path:
-                        self._index.pop(dropped.id, None)
-                    path.clear()
-                    self.version += 1
-                self._index[clean.id] = len(path)
-                path.append(clean)
-                self._stored[clean.id] = body
-                self._track(clean)
-                parent_id = None
-                stored.append(clean)
-            if path:
-                self.db.sql("INSERT INTO think_sessions (id, leaf_id, created_at) VALUES (?, ?, ?) "
-                            "ON CONFLICT(id) DO UPDATE SET leaf_id = excluded.leaf_id", self.id, path[-1].id, now)
-            self._trim()
-        return stored
-
-    def _trim(self) -> None:
-        limit = self.max_persisted_messages
-        path = self._path
-        if limit is None or path is None or len(path) <= limit:
-            return
-        drop = path[: len(path) - limit]
-        self.db.execute_many("DELETE FROM think_messages WHERE session_id = ? AND id = ?",
-                             [(self.id, m.id) for m in drop])
-        del path[: len(drop)]
-        self.db.sql("UPDATE think_messages SET parent_id = NULL WHERE session_id = ? AND id = ?", self.id, path[0].id)
-        for m in drop:
-            self._stored.pop(m.id, None)
-            self._unsettled.discard(m.id)
-        self._index = {m.id: i for i, m in enumerate(path)}
-        self.version += 1
+            self._read(int(newest))
+            self._set_leaf(time.time())
 
     def clear(self) -> None:
-        """Delete every message of this session (all branches)."""
+        """Delete every message (all branches) and compaction of this session; blocks stay."""
         with self.db.transaction():
             self.db.sql("DELETE FROM think_messages WHERE session_id = ?", self.id)
-            self.db.sql("DELETE FROM think_sessions WHERE id = ?", self.id)
-        self._path, self._index, self._stored, self._unsettled = [], {}, {}, set()
+            self.db.sql("DELETE FROM think_compactions WHERE session_id = ?", self.id)
+            self.db.sql("UPDATE think_sessions SET leaf_id = NULL, updated_at = ? WHERE id = ?", time.time(), self.id)
+        self._window = Window()
         self.version += 1
-
-    def count_rows(self) -> int:
-        return int(self.db.value("SELECT count(*) FROM think_messages WHERE session_id = ?", self.id) or 0)
+        self.compaction.forget()
 
     def forget_cache(self) -> None:
         """Drop the in-memory path; the next read loads it again (used when hibernating)."""
-        self._path, self._index, self._stored, self._unsettled = None, {}, {}, set()
+        self._window = None
         self.version += 1
 
+    # ---- context blocks and the system prompt ----------------------------------------------
 
-def ids(messages: Sequence[Message]) -> list[str]:
-    return [m.id for m in messages]
+    async def system_prompt(self) -> str:
+        """The frozen prompt rendered from the context blocks ("" when there are none)."""
+        return await self.context.system_prompt()
+
+    async def refresh_system_prompt(self) -> str:
+        return await self.context.refresh_system_prompt()
+
+    async def get_context_block(self, label: str) -> ContextBlock:
+        return await self.context.get(label)
+
+    async def get_context_blocks(self) -> list[ContextBlock]:
+        return await self.context.get_all()
+
+    async def replace_context_block(self, label: str, content: str) -> ContextBlock:
+        return await self.context.replace(label, content)
+
+    async def append_context_block(self, label: str, content: str) -> ContextBlock:
+        return await self.context.append(label, content)
+
+    # ---- compaction --------------------------------------------------------------------------
+
+    def get_compactions(self) -> list[Compaction]:
+        """Every stored compaction of this session, newest first."""
+        return self.compaction.all()
+
+    def compaction_in_effect(self) -> Compaction | None:
+        return self.compaction.in_effect()
+
+    def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:
+        """Store a summary of `from_id` … `to_id` (on the hydrated active path) as an overlay.
+
+        With a compaction already in effect, the new one starts where that one started.
+        """
+        return self.compaction.add(summary, from_id, to_id)
+
+    @property
+    def can_compact(self) -> bool:
+        return self.compaction.fn is not None
+
+    async def compact(self) -> Compaction | None:
+        """Summarize now with the `on_compaction` function; None if it found nothing to do."""
+        return await self.compaction.compact()
+
+    async def compact_if_needed(self) -> Compaction | None:
+        """Compact when `compact_after`'s threshold is passed; failures are logged, never raised."""
+        return await self.compaction.compact_if_needed()
+
+    def token_estimate(self) -> int:
+        """Estimated tokens of the model's view plus the frozen system prompt (if rendered)."""
+        return self.compaction.token_estimate()
+
+    def status(self, phase: Literal["idle", "compacting"] = "idle") -> SessionChanged:
+        """The `SessionChanged` event describing this session now."""
+        return self.compaction.status(phase)
+
+    async def announce(self) -> None:
+        """Publish `status()` to whoever listens (nothing is estimated when nobody does)."""
+        if self.fanout.listeners:
+            await self.fanout.publish(self.status())
+
+    # ---- internals ---------------------------------------------------------------------------
+
+    def _load(self) -> list[Message]:
+        return self._win().messages
+
+    def _win(self) -> Window:
+        if self._window is not None:
+            return self._window
+        leaf = self._leaf_seq()
+        if leaf is None:
+            self._window = Window()
+            return self._window
+        return self._read(leaf)
+
+    def _leaf_seq(self) -> int | None:
+        leaf = self.db.value("SELECT m.seq FROM think_sessions s JOIN think_messages m "
+                             "ON m.session_id = s.id AND m.id = s.leaf_id WHERE s.id = ?", self.id)
+        return None if leaf is None else int(leaf)
+
+    def _read(self, leaf_seq: int) -> Window:
+        """Load the window of the path ending at `leaf_seq` (it becomes the active path in memory)."""
+        cold, self._cold_rows = self._cold_rows, None
+        if cold is not None and cold[:2] == (self.version, leaf_seq):
+            rows = cold[2]  # read by history_json() and not changed since
+        else:
+            rows = read_path_rows(self.db, leaf_seq, self.hydration_byte_budget)
+        self._window = Window(rows)
+        self.version += 1
+        return self._window
+
+    def _seq_of(self, message_id: str) -> int:
+        seq = self.db.value("SELECT seq FROM think_messages WHERE session_id = ? AND id = ?", self.id, message_id)
+        if seq is None:
+            raise StorageError(f"no message {message_id!r} in session {self.id!r}")
+        return int(seq)
+
+    def _update_loaded(self, window: Window, position: int, clean: Message, body: bytes) -> None:
+        if window.stored[clean.id] != body:
+            self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE seq = ?",
+                        body, clean.role, window.seqs[position])
+            self.version += 1
+        elif window.messages[position] is not clean:
+            self.version += 1  # same content, new object: cached views must not keep the old one
+        window.replace(position, clean, body)
+
+    def _set_leaf(self, now: float) -> None:
+        leaf = self._window.messages[-1].id if self._window and self._window.messages else None
+        self.db.sql("INSERT INTO think_sessions (id, leaf_id, created_at, updated_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET leaf_id = excluded.leaf_id, updated_at = excluded.updated_at",
+                    self.id, leaf, now, now)
+
+    def _trim(self, window: Window) -> None:
+        """Delete the oldest messages of the active path past `max_persisted_messages`."""
+        limit = self.max_persisted_messages
+        if limit is None or not window.messages or (len(window.messages) <= limit and not window.windowed):
+            return
+        if len(window.messages) > limit:
+            first, keep = window.seqs[len(window.messages) - limit], 0
+            window.drop_front(len(window.messages) - limit)
+            self.version += 1
+        else:
+            first, keep = window.seqs[0], limit - len(window.messages)
+        rows = self.db.sql(ANCESTORS_SQL + " SELECT seq, depth FROM anc WHERE seq IS NOT NULL", first)
+        doomed = [r["seq"] for r in rows if r["depth"] > keep]
+        if not doomed:
+            return
+        top = next((r["seq"] for r in rows if r["depth"] == keep), first) if keep else first
+        self.db.execute_many("DELETE FROM think_messages WHERE seq = ?", [(s,) for s in doomed])
+        self.db.sql("UPDATE think_messages SET parent = NULL WHERE seq = ?", top)
+        window.windowed = keep > 0 and window.windowed
+        self.version += 1

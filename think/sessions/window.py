@@ -1,0 +1,117 @@
+"""`Window`: the part of a session's active path that is in memory.
+
+A transcript can be far larger than what a process should hold, so a session loads only its
+newest messages: as many as fit in a byte budget of stored JSON, and never fewer than the last
+`MIN_HYDRATED`. The window grows with appends and slides back to its budget once it has grown
+`SLIDE_AT` times past it (in steps, so cached model histories are not thrown away every turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from think.context.convert import has_unsettled_tools
+from think.errors import StorageError
+from think.messages import Message
+from think.storage import Database, Row
+
+MIN_HYDRATED = 4
+SLIDE_AT = 1.5
+
+PATH_SQL = """
+    WITH RECURSIVE path(seq, parent, id, body, depth, total) AS (
+        SELECT seq, parent, id, body, 0, length(body) FROM think_messages WHERE seq = ?1
+        UNION ALL
+        SELECT m.seq, m.parent, m.id, m.body, p.depth + 1, p.total + length(m.body)
+        FROM path p JOIN think_messages m ON m.seq = p.parent
+        WHERE p.total < ?2 OR p.depth < ?3
+    )
+    SELECT seq, parent, id, body FROM path ORDER BY depth DESC"""
+ANCESTORS_SQL = """
+    WITH RECURSIVE anc(seq, depth) AS (
+        SELECT parent, 1 FROM think_messages WHERE seq = ?1
+        UNION ALL
+        SELECT m.parent, a.depth + 1 FROM anc a JOIN think_messages m ON m.seq = a.seq
+        WHERE m.parent IS NOT NULL
+    )"""
+
+
+def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[Row]:
+    """The stored rows of the path ending at `leaf_seq`, oldest first, within `budget` bytes."""
+    return db.sql(PATH_SQL, leaf_seq, budget, MIN_HYDRATED - 1)
+
+
+def decode(message_id: str, body: Any) -> Message:
+    try:
+        return Message.model_validate_json(body if isinstance(body, bytes) else bytes(body))
+    except ValueError as exc:
+        raise StorageError(f"stored message {message_id!r} is not a valid UIMessage: {exc}") from exc
+
+
+class Window:
+    """Messages of the active path, oldest first, with their row `seq`s and stored JSON."""
+
+    def __init__(self, rows: Sequence[Row] = ()) -> None:
+        self.messages: list[Message] = []
+        self.seqs: list[int] = []
+        self.index: dict[str, int] = {}
+        self.stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
+        self.unsettled: set[str] = set()  # ids of messages with tool calls still waiting
+        self.bytes = 0
+        self.windowed = bool(rows) and rows[0]["parent"] is not None
+        """Older messages of the path are stored but not in memory."""
+        for row in rows:
+            body = row["body"] if isinstance(row["body"], bytes) else bytes(row["body"])
+            self.append(decode(row["id"], body), row["seq"], body)
+
+    def append(self, message: Message, seq: int, body: bytes) -> None:
+        self.index[message.id] = len(self.messages)
+        self.messages.append(message)
+        self.seqs.append(seq)
+        self.stored[message.id] = body
+        self.bytes += len(body)
+        self.track(message)
+
+    def replace(self, position: int, message: Message, body: bytes) -> None:
+        self.bytes += len(body) - len(self.stored[message.id])
+        self.stored[message.id] = body
+        self.messages[position] = message
+        self.track(message)
+
+    def track(self, message: Message) -> None:
+        if has_unsettled_tools(message):
+            self.unsettled.add(message.id)
+        else:
+            self.unsettled.discard(message.id)
+
+    def _forget(self, dropped: Sequence[Message]) -> None:
+        for message in dropped:
+            self.index.pop(message.id, None)
+            self.bytes -= len(self.stored.pop(message.id, b""))
+            self.unsettled.discard(message.id)
+
+    def cut_after(self, position: int) -> None:
+        """Drop the messages after `position` (a new branch starts there)."""
+        self._forget(self.messages[position + 1:])
+        del self.messages[position + 1:]
+        del self.seqs[position + 1:]
+
+    def drop_front(self, count: int) -> None:
+        """Drop the oldest `count` messages from memory (they stay stored)."""
+        self._forget(self.messages[:count])
+        del self.messages[:count]
+        del self.seqs[:count]
+        self.index = {m.id: i for i, m in enumerate(self.messages)}
+        self.windowed = True
+
+    def slide(self, budget: int) -> bool:
+        """Drop old messages once the window is `SLIDE_AT` times its budget; True if it did."""
+        if self.bytes <= budget * SLIDE_AT or len(self.messages) <= MIN_HYDRATED:
+            return False
+        drop, size = 0, self.bytes
+        while size > budget and len(self.messages) - drop > MIN_HYDRATED:
+            size -= len(self.stored[self.messages[drop].id])
+            drop += 1
+        self.drop_front(drop)
+        return True
