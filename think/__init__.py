@@ -15,6 +15,7 @@ from think.errors import (
 from think.hooks import (
     Allow,
     Block,
+    ChatErrorContext,
     StepConfig,
     StepContext,
     StepRecord,
@@ -28,7 +29,10 @@ from think.hooks import (
 from think.messages import Message
 from think.models.base import Model, ModelRequest
 from think.runtime import Agent, AgentRuntime, EmbeddedRuntime, callable, open_agent
+from think.scheduling.tasks import ScheduledTaskSpec
 from think.sessions import Session
+from think.subagents import agent_tool
+from think.submissions import Submission
 from think.tools import Tool, ToolContext, client_tool, tool
 from think.turns.turn import TurnRequest, TurnResult
 from think.workspace import Workspace
@@ -47,6 +51,7 @@ __all__ = [
     "AgentRuntime",
     "Allow",
     "Block",
+    "ChatErrorContext",
     "ConfigurationError",
     "ContextOverflow",
     "EmbeddedRuntime",
@@ -55,11 +60,13 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ProtocolError",
+    "ScheduledTaskSpec",
     "Session",
     "StepConfig",
     "StepContext",
     "StepRecord",
     "StorageError",
+    "Submission",
     "Substitute",
     "Think",
     "ThinkError",
@@ -76,6 +83,7 @@ __all__ = [
     "TurnResult",
     "Workspace",
     "__version__",
+    "agent_tool",
     "callable",
     "client_tool",
     "create_app",

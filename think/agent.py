@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+import anyio
+
+from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
+from think.attachments import stored_attachments
 from think.context.history import ModelHistory
+from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
 from think.errors import ConfigurationError, ProtocolError, TurnError
 from think.hooks import (
+    ChatErrorContext,
     StepConfig,
     StepContext,
     StepRecord,
@@ -33,17 +39,49 @@ from think.hooks import (
 from think.messages import JSONObject, Message
 from think.models.base import Model
 from think.runtime.agent import Agent
+from think.runtime.rpc import callable as rpc_callable
+from think.scheduling.tasks import ScheduledTasks, ScheduledTaskSpec
+from think.sessions.manager import Sessions
+from think.sessions.session import DEFAULT_HYDRATION_BYTES, Session
 from think.sessions.session import MIGRATIONS as SESSION_MIGRATIONS
-from think.sessions.session import Session
+from think.skills.library import SkillLibrary, SkillScriptRunner
+from think.skills.skill import SkillSources
 from think.stream.fanout import Fanout, TranscriptChanged
+from think.stream.resumable import MIGRATIONS as STREAM_MIGRATIONS
+from think.stream.resumable import ResumableStreams
+from think.subagents.api import SubAgentAPI
+from think.subagents.children import MIGRATIONS as SUB_AGENT_MIGRATIONS
+from think.subagents.children import SubAgents
+from think.submissions.api import SubmissionAPI
+from think.submissions.store import MIGRATIONS as SUBMISSION_MIGRATIONS
+from think.submissions.store import Submission
+from think.submissions.submissions import Submissions
 from think.tools.tool import Tool, as_tool_map
+from think.turns import callbacks
 from think.turns.cancel import Cancellations
+from think.turns.concurrency import MessageConcurrency
+from think.turns.continuation import AutoContinuation, ToolAnswer, forget_request
+from think.turns.interrupted import recover_interrupted_streams
 from think.turns.queue import TurnQueue
 from think.turns.runner import new_request_id, run_turn
+from think.turns.tool_results import ToolUpdates
 from think.turns.turn import TurnRequest, TurnResult
+from think.workspace.tools import create_workspace_tools
+from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
+from think.workspace.workspace import Workspace
 
-_IN_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("think_in_turn", default=False)
-"""True inside a turn's task (and the tools and hooks it runs)."""
+if TYPE_CHECKING:
+    from think.sandbox.bash import BashOptions
+
+_IN_TURN: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("think_in_turn", default=frozenset())
+"""The agents (by `id`) whose turn this task runs (with the tools and hooks it runs): a turn of a
+parent may drive a child's turn, never one of its own."""
+
+
+def _refuse_inside_turn(agent: Think, api: str) -> None:
+    if id(agent) in _IN_TURN.get():
+        raise TurnError(f"{api} cannot be called from inside an active turn (it would wait for itself); "
+                        "use submit_messages() (run_turn(mode='submit')) or add_messages() instead")
 
 MessageLike = Message | str | JSONObject
 """What turn APIs accept: a `Message`, plain text (a user message), or a UIMessage as JSON."""
@@ -59,7 +97,7 @@ def to_message(value: MessageLike) -> Message:
     raise ProtocolError(f"expected a Message, a str or a UIMessage dict, got {type(value).__name__}")
 
 
-class Think(Agent):
+class Think(SubmissionAPI, SubAgentAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -68,17 +106,44 @@ class Think(Agent):
     """Stream the model's reasoning to clients."""
     max_persisted_messages: int | None = None
     """Keep at most this many messages of the conversation in storage (None: all)."""
+    hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES
+    """Stored bytes of a transcript kept in memory: its newest messages, never fewer than 4."""
+    context_overflow: ContextOverflowPolicy = ContextOverflowPolicy()
+    """Compact and retry when a prompt does not fit the model (needs `session.on_compaction`)."""
+    workspace_bash: bool | BashOptions = True
+    """Give the model the sandboxed `bash` tool over the workspace; False removes it, a
+    `think.sandbox.bash.BashOptions` sets its limits (timeout, network allowlist, …)."""
+    message_concurrency: MessageConcurrency = "queue"
+    """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`
+    or `{"strategy": "debounce", "debounce_ms": 750}` (see `think.turns.concurrency`)."""
 
-    _framework_migrations: ClassVar[tuple[Any, ...]] = tuple(SESSION_MIGRATIONS)
+    _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
+                                                        *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
+                                                        *SUB_AGENT_MIGRATIONS, *ATTACHMENT_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
-        self.session = Session(self.db, max_persisted_messages=self.max_persisted_messages)
         self.fanout = Fanout()
+        self.streams = ResumableStreams(self.db)
+        """Every chunk of the chat's turns, buffered for clients that reconnect mid-turn."""
+        self.fanout.subscribe(self.streams.on_event)  # first, so a chunk is buffered before it is sent
+        self.sessions = Sessions(self.db, fanout=self.fanout, configure=self.configure_session,
+                                 max_persisted_messages=self.max_persisted_messages,
+                                 hydration_byte_budget=self.hydration_byte_budget)
+        self.session: Session = self.sessions.root
+        """The root session: the chat transcript clients see."""
+        self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
+        self.workspace = Workspace(self.db)
+        self._workspace_tools: tuple[tuple[Any, Any], dict[str, Tool]] | None = None
         self.model_history = ModelHistory()
         self.turn_queue = TurnQueue()
         self.cancellations = Cancellations()
+        self.tool_updates = ToolUpdates(self)
+        self.continuations = AutoContinuation(self)
         self._turns_running = 0
+        self.submissions = Submissions(self)
+        self.sub_agents = SubAgents(self, self.db)
+        self.scheduled_tasks = ScheduledTasks(self)
 
     # ---- override points -------------------------------------------------------------------------
 
@@ -93,7 +158,33 @@ class Think(Agent):
         return default_model()
 
     def get_system_prompt(self) -> str:
+        """The system prompt, used when the session has no context blocks (which make their own)."""
         return DEFAULT_SYSTEM_PROMPT
+
+    def configure_session(self, session: Session) -> Session:
+        """Configure each session once, before its first turn: context blocks, compaction, a cached
+        prompt (`session.with_context(...)`, `.on_compaction(...)`, …). Return the session."""
+        return session
+
+    def get_skills(self) -> SkillSources | None:
+        """Skills for the model: `Skill`s, skill folders (paths) or sources (see `think.skills`)."""
+        return None
+
+    def get_skill_script_runner(self) -> SkillScriptRunner | None:
+        """What runs skill scripts (`run_skill_script`): by default the bubblewrap sandbox when this
+        machine has it (`think.skills.sandbox`); None means scripts cannot run here."""
+        from think.skills.sandbox import sandbox_runner_if_available
+
+        return sandbox_runner_if_available()
+
+    def classify_chat_error(self, error: BaseException | str) -> ChatErrorClass | None:
+        """Classify a failed model call; "context_overflow" makes the turn compact and retry."""
+        return default_context_overflow_classifier(error)
+
+    def get_scheduled_tasks(self) -> Mapping[str, ScheduledTaskSpec | Mapping[str, Any]] | None:
+        """Recurring tasks, by id: `{"digest": ScheduledTaskSpec(schedule="every day at 09:00",
+        prompt="…")}`; reconciled into the schedules on every start (see `think.scheduling.tasks`)."""
+        return None
 
     def get_tools(self) -> Sequence[Tool] | Mapping[str, Tool] | None:
         """Tools for every turn: a list of `Tool`s (see `@tool`) or a mapping of name to tool."""
@@ -123,9 +214,9 @@ class Think(Agent):
         """After a turn that streamed has ended and its reply is persisted."""
         return None
 
-    async def on_chat_error(self, error: BaseException, *, request_id: str, stage: str,
-                            messages_persisted: bool) -> BaseException | str | None:
-        """A turn failed; return a replacement error (its text is what clients see)."""
+    async def on_chat_error(self, error: BaseException, ctx: ChatErrorContext) -> BaseException | str | None:
+        """A turn failed (`ctx.stage`, `ctx.messages_persisted`); return a replacement error (its
+        text is what clients see), or None to keep this one."""
         return error
 
     # ---- models and tools ------------------------------------------------------------------------
@@ -140,8 +231,35 @@ class Think(Agent):
         raise ConfigurationError(f"get_model() returned {type(model).__name__}; return a Model or a model id string")
 
     def all_tools(self) -> dict[str, Tool]:
-        """Every server tool of a turn, before `before_turn` adjusts them."""
-        return as_tool_map(self.get_tools())
+        """Every server tool of a turn, before `before_turn` adjusts them: the workspace tools
+        (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`, `bash`), then `get_tools()`,
+        whose tools replace workspace tools of the same name."""
+        return {**self.workspace_tools(), **as_tool_map(self.get_tools())}
+
+    def workspace_tools(self) -> dict[str, Tool]:
+        """The file tools over `self.workspace` (built once, rebuilt if it or `workspace_bash` change)."""
+        key = (self.workspace, self.workspace_bash)
+        if self._workspace_tools is None or self._workspace_tools[0] != key:
+            self._workspace_tools = key, create_workspace_tools(self.workspace, bash=self.workspace_bash)
+        return self._workspace_tools[1]
+
+    @rpc_callable(description="The entries of a workspace directory, as FileInfo objects.")
+    async def list_workspace(self, path: str = "/") -> list[dict[str, Any]]:
+        """The entries of a workspace directory (directories first), for clients' file panels."""
+        return [entry.to_json() for entry in await self.workspace.list(path)]
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    async def _framework_start(self) -> None:
+        await super()._framework_start()
+        self.sessions.configure(self.session)
+        await recover_interrupted_streams(self)  # a turn the last process did not finish
+        self.scheduled_tasks.reconcile()
+        self.submissions.start()  # recover what a dead process left running, drain what waits
+
+    async def _hibernate(self) -> None:
+        await self.submissions.stop()
+        await super()._hibernate()
 
     # ---- configuration -------------------------------------------------------------------------
 
@@ -165,25 +283,41 @@ class Think(Agent):
         """A copy of the transcript."""
         return [m.copy_deep() for m in self.session.history()]
 
+    async def add_messages(self, messages: Sequence[MessageLike], *, parent_id: str | None = None,
+                           mode: Literal["append", "upsert"] = "append", session: str = "",
+                           broadcast: bool = True) -> list[Message]:
+        """Write messages without a turn (safe inside tools). See `Session.add_messages`.
+
+        Clients of the session see the new transcript unless `broadcast=False` or a turn is running.
+        """
+        target = self.sessions.session(session)
+        stored = target.add_messages([to_message(m) for m in messages], parent_id=parent_id, mode=mode)
+        if broadcast and id(self) not in _IN_TURN.get():
+            await target.fanout.publish(TranscriptChanged(tuple(target.history())))
+            await target.announce()
+        return stored
+
     async def clear_messages(self) -> None:
         """Cancel every turn, make queued turns stale and delete the conversation."""
         self.turn_queue.reset()
         self.cancellations.cancel_all()
+        self.continuations.reset()
         self.session.clear()
+        self.streams.clear()
+        forget_request(self)
         await self.fanout.publish(TranscriptChanged(()))
+        await self.submissions.skip_pending()
 
     # ---- turns -----------------------------------------------------------------------------------
 
     def is_busy(self) -> bool:
-        return self._turns_running > 0 or self.turn_queue.busy
+        return self._turns_running > 0 or self.turn_queue.busy or self.continuations.busy or self.submissions.busy
 
     async def run(self, turn: TurnRequest) -> TurnResult:
         """Admit a turn and wait for it to finish (the entry every turn path goes through)."""
-        if _IN_TURN.get():
-            raise TurnError("a blocking turn API cannot be called from inside an active turn "
-                            "(it would wait for itself); submit the messages instead")
+        _refuse_inside_turn(self, "a blocking turn API")
         self._turns_running += 1
-        token = _IN_TURN.set(True)
+        token = _IN_TURN.set(_IN_TURN.get() | {id(self)})
         try:
             return await run_turn(self, turn)
         finally:
@@ -196,12 +330,16 @@ class Think(Agent):
         *,
         request_id: str | None = None,
         body: JSONObject | None = None,
+        session: str = "",
+        signal: callbacks.Signal | None = None,
     ) -> TurnResult:
         """Save messages (usually a user message) and run a turn that answers them.
 
         A function instead of a list is called with the transcript when the turn reaches the front
         of the queue. Returns when the reply is persisted: `status` is `completed`, `error`,
-        `aborted` (cancelled) or `skipped` (the chat was cleared while it waited).
+        `aborted` (cancelled) or `skipped` (the chat was cleared while it waited). `session` is
+        the id of the session to use (default: the root session, the chat transcript); setting
+        `signal` (an `anyio.Event`) cancels the turn.
         """
         if callable(messages):
             fn = messages
@@ -215,14 +353,111 @@ class Think(Agent):
                 raise ProtocolError("save_messages takes a list of messages (or a function returning one); "
                                     f"got {type(messages).__name__}")
             payload = [to_message(m) for m in messages]
-        return await self.run(TurnRequest(request_id=request_id or new_request_id(), messages=payload, body=body))
+        return await callbacks.run_with_signal(self, TurnRequest(
+            request_id=request_id or new_request_id(), messages=payload, body=body, session_id=session), signal)
 
-    async def continue_last_turn(self, body: JSONObject | None = None) -> TurnResult:
+    async def continue_last_turn(self, body: JSONObject | None = None, *, session: str = "",
+                                 signal: callbacks.Signal | None = None) -> TurnResult:
         """Run a continuation turn when the newest message is the assistant's; else `skipped`."""
-        history = self.session.history()
+        history = self.sessions.session(session).history()
         if not history or history[-1].role != "assistant":
             return TurnResult(request_id="", status="skipped", continuation=True)
-        return await self.run(TurnRequest(request_id=new_request_id(), continuation=True, body=body))
+        return await callbacks.run_with_signal(self, TurnRequest(
+            request_id=new_request_id(), continuation=True, body=body, session_id=session), signal)
+
+    async def chat(self, input: callbacks.TurnInput, callback: object | None = None, *,
+                   signal: callbacks.Signal | None = None, client_tools: Sequence[Tool] = (),
+                   body: JSONObject | None = None, metadata: JSONObject | None = None,
+                   session: str = "") -> TurnResult:
+        """Run a turn and stream it to `callback`: `on_start({"requestId"})` before it is queued,
+        `on_event(chunk_json)` per chunk, then `on_done()` or `on_error(message)` (see
+        `think.turns.callbacks`). How parents drive sub-agents; `metadata` is stamped on the user
+        messages as `metadata.turnMetadata`."""
+        _refuse_inside_turn(self, "chat()")
+        return await callbacks.chat(self, input, callback, request_id=new_request_id(), signal=signal,
+                                    client_tools=client_tools, body=body,
+                                    metadata={"turnMetadata": metadata} if metadata else None, session=session)
+
+    async def run_turn(self, mode: Literal["wait", "submit", "stream"] = "wait", *,
+                       input: callbacks.TurnInput | None = None, continuation: bool = False,
+                       body: JSONObject | None = None, callback: object | None = None,
+                       signal: callbacks.Signal | None = None, submission_id: str | None = None,
+                       idempotency_key: str | None = None, metadata: Any = None,
+                       session: str = "") -> TurnResult | Submission:
+        """One entry for every way to start a turn.
+
+        * `"wait"`: `input` (or `continuation=True`) → the `TurnResult`, as `save_messages` /
+          `continue_last_turn`; an empty input is `skipped` without a turn.
+        * `"submit"`: `input` (a message or a list, no function) → the `Submission`, as `submit_messages`.
+        * `"stream"`: `input` and `callback` → the `TurnResult`, as `chat`.
+
+        The blocking modes raise `TurnError` inside a turn; `"submit"` works anywhere.
+        """
+        if mode == "submit":
+            if input is None or continuation or callable(input):
+                raise ProtocolError("run_turn(mode='submit') takes an input: a message or a list of messages")
+            listed = [input] if isinstance(input, str | Message | dict) else input
+            return await self.submit_messages(listed, submission_id=submission_id,
+                                              idempotency_key=idempotency_key, metadata=metadata, session=session)
+        if mode not in ("wait", "stream"):
+            raise ProtocolError(f"run_turn mode must be 'wait', 'submit' or 'stream', not {mode!r}")
+        _refuse_inside_turn(self, f"run_turn(mode={mode!r})")
+        if mode == "stream":
+            if input is None:
+                raise ProtocolError("run_turn(mode='stream') takes an input")
+            return await self.chat(input, callback, signal=signal, body=body, session=session)
+        if (input is None) == (not continuation):
+            raise ProtocolError("run_turn(mode='wait') takes exactly one of input and continuation=True")
+        if continuation:
+            return await self.continue_last_turn(body, session=session, signal=signal)
+        assert input is not None
+        if callbacks.is_empty(input):
+            return TurnResult(request_id="", status="skipped")
+        messages = callbacks.turn_messages(input)
+        return await callbacks.run_with_signal(self, TurnRequest(
+            request_id=new_request_id(), messages=messages, body=body, session_id=session), signal)
+
+    def has_pending_interaction(self) -> bool:
+        """True while the newest assistant message waits for a person or a client: a tool call
+        asking for approval, or a client tool call without its output."""
+        history = self.session.history()
+        last = next((m for m in reversed(history) if m.role == "assistant"), None)
+        if last is None:
+            return False
+        server_tools = self.all_tools()
+        return any(p.state == "approval-requested" or (p.state == "input-available" and p.name not in server_tools)
+                   for p in last.tool_parts)
+
+    async def wait_until_stable(self, *, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Wait until no turn runs or waits, no submission is unfinished and nothing waits for a
+        person or a client; False if `timeout` seconds pass first."""
+        with anyio.move_on_after(timeout):
+            # Several conditions and no single event that covers them all: poll.
+            while self.is_busy() or self.submissions.unfinished() or self.has_pending_interaction():  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            return True
+        return False
+
+    def reply_attachments(self, request_id: str | None = None) -> list[JSONObject]:
+        """The reply attachments of a turn (default: the newest turn that has any); see
+        `think.attachments`."""
+        return stored_attachments(self.db, request_id)
+
+    async def add_tool_result(self, tool_call_id: str, output: Any = None, *, error: str | None = None,
+                              auto_continue: bool = False) -> ToolAnswer:
+        """Give a call that waits for the client its output (or its `error`), as the browser's
+        `cf_agent_tool_result` does. With `auto_continue`, a continuation turn answers once every
+        call of the batch has its answer (see `ToolAnswer.continuation`)."""
+        message = await self.tool_updates.add_result(tool_call_id, output=output, error_text=error,
+                                                     is_error=error is not None)
+        return await self.continuations.after_answer(message, auto_continue)
+
+    async def approve_tool_call(self, tool_call_id: str, approved: bool, reason: str | None = None, *,
+                                auto_continue: bool = False) -> ToolAnswer:
+        """Answer a call that waits for approval, as `cf_agent_tool_approval` does: approved, the
+        server runs it at the start of the continuation; denied, it ends `output-denied`."""
+        message = await self.tool_updates.approve(tool_call_id, approved, reason=reason)
+        return await self.continuations.after_answer(message, auto_continue)
 
     def cancel_chat(self, request_id: str) -> bool:
         """Stop a running turn (its partial reply is kept); True if it was running."""

@@ -6,9 +6,9 @@ only the `LoopHooks` protocol, so it can run (and be tested) without an agent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from think.messages import JSONObject
 from think.models.base import Model, ModelMessage, ToolChoice
@@ -48,6 +48,7 @@ class StepConfig:
     messages: Sequence[ModelMessage] | None = None
     active_tools: Sequence[str] | None = None
     tool_choice: ToolChoice | None = None
+    provider_options: JSONObject | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +111,20 @@ class StepRecord:
     usage: Usage | None = None
 
 
+StopCondition: TypeAlias = Callable[[Sequence[StepRecord]], "bool | Awaitable[bool]"]
+"""`stop_when`: a predicate over the steps so far; True ends the turn after the current step."""
+
+
+def step_count_is(count: int) -> StopCondition:
+    """Stop once `count` steps have run (the AI SDK's `stepCountIs`)."""
+    return lambda steps: len(steps) >= count
+
+
+def has_tool_call(name: str) -> StopCondition:
+    """Stop after a step in which the model called the tool `name` (the AI SDK's `hasToolCall`)."""
+    return lambda steps: bool(steps) and any(call.name == name for call in steps[-1].tool_calls)
+
+
 class LoopHooks(Protocol):
     """What the loop calls while it runs. Every method may be a no-op."""
 
@@ -157,7 +172,8 @@ class TurnConfig:
     """Per-turn overrides `before_turn` may return. `None` keeps the agent's value.
 
     `tools` are added to the turn's tools; `active_tools` then limits which ones the model sees.
-    The remaining fields are model settings for every step of this turn.
+    Most other fields are model settings for every step of this turn; `stop_when`, `max_retries`
+    and `output` shape the loop (see docs/concepts/hooks.md).
     """
 
     model: Model | str | None = None
@@ -179,3 +195,31 @@ class TurnConfig:
     headers: Mapping[str, str] | None = None
     provider_options: JSONObject | None = None
     timeout: float | None = None
+    """Seconds each model call may take (passed to the model as `ModelSettings.timeout`)."""
+    stop_when: StopCondition | Sequence[StopCondition] | None = None
+    """End the turn after a step for which any condition is true; added to the step cap."""
+    max_retries: int | None = None
+    """Retries of a model call that fails before any content with a retryable error (429, 5xx);
+    default 2, with exponential backoff."""
+    output: Any = None
+    """Structured output: a pydantic model class or a JSON Schema (a dict). The model answers by
+    calling the `final_answer` tool; `TurnResult.output` is the parsed answer. See `think.turns.output`."""
+    stream_stall_timeout_ms: int | None = None
+    """Stream stall watchdog for this turn (0: off). Accepted now, enforced by chat recovery."""
+
+
+ChatErrorStage = Literal["parse", "persist", "turn", "stream", "recovery", "transcript"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChatErrorContext:
+    """Passed to `on_chat_error` with the error."""
+
+    request_id: str
+    stage: ChatErrorStage
+    """Where the turn failed: `persist` (saving the new messages), `turn` (before streaming:
+    assembly or `before_turn`), `stream` (the model, a tool wrapper or a hook mid-stream), …"""
+    messages_persisted: bool
+    """Whether the turn's messages (and the partial reply, for `stream`) are stored."""
+    classification: str | None = None
+    """What `classify_chat_error` says about a `stream` error (`"context_overflow"`, …), if anything."""

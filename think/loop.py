@@ -10,16 +10,19 @@ the emitted chunks built so far.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal, assert_never
 
 import anyio
 import orjson
 
+from think.errors import ModelError
 from think.hooks import (
     Allow,
     Block,
@@ -27,6 +30,7 @@ from think.hooks import (
     NoHooks,
     StepContext,
     StepRecord,
+    StopCondition,
     Substitute,
     ToolCall,
     ToolCallContext,
@@ -43,8 +47,8 @@ from think.models.base import (
     ReasoningContent,
     TextContent,
     ToolCallContent,
-    ToolMessage,
     ToolResultContent,
+    tool_results_message,
 )
 from think.models.events import (
     Finish,
@@ -65,6 +69,10 @@ log = logging.getLogger("think.loop")
 Emit = Callable[[JSONObject], Awaitable[None]]
 ResolveModel = Callable[[Model | str], Model]
 LoopStatus = Literal["completed", "error", "awaiting-approval", "awaiting-client", "max-steps"]
+RETRY_INITIAL_DELAY = 2.0
+"""Seconds before the first retry of a failed model call; each further retry waits twice as long."""
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses worth a retry (besides every 5xx), as the AI SDK's `APICallError.isRetryable`."""
 
 
 @dataclass(kw_only=True)
@@ -116,6 +124,8 @@ async def run_loop(
     tool_context: ToolContext | None = None,
     resolve_model: ResolveModel | None = None,
     approved_calls: Sequence[ToolCall] = (),
+    stop_when: Sequence[StopCondition] = (),
+    max_retries: int = 0,
 ) -> LoopResult:
     """Run model steps and tool calls until the turn has an answer. See the module docstring.
 
@@ -123,6 +133,8 @@ async def run_loop(
     `tool_context` is the template for every `ToolContext` (request id, transcript, agent).
     `approved_calls` are calls a person approved after an earlier turn stopped for them: they run
     first (their outputs refer to parts of the earlier message), and the model sees their results.
+    `stop_when` conditions end the turn after a step for which one is true (besides `max_steps`);
+    `max_retries` retries a model call that fails before any content with a retryable error.
     """
     hooks = hooks or NoHooks()
     result = LoopResult(status="completed")
@@ -142,9 +154,9 @@ async def run_loop(
                 outcomes[c.id] = ToolResult.failed(c.id, c.name, c.error)
                 await emit({"type": "tool-output-error", "toolCallId": c.id, "errorText": c.error})
         messages.append(AssistantMessage(tuple(ToolCallContent(c.id, c.name, c.input or {}) for c in pending)))
-        messages.append(ToolMessage(tuple(
+        messages.extend(tool_results_message([
             ToolResultContent(c.id, c.name, o.error if o.is_error else o.output, o.is_error)
-            for c in pending for o in [outcomes[c.id]])))
+            for c in pending for o in [outcomes[c.id]]]))
     for step_number in range(max(1, max_steps)):
         step_model, system, step_tools, step_request = model, request.system, tools, request
         config = await hooks.before_step(StepContext(step_number=step_number, steps=tuple(result.steps),
@@ -161,14 +173,15 @@ async def run_loop(
                 step_tools = {k: v for k, v in tools.items() if k in allowed}
             if config.tool_choice is not None:
                 step_request = replace(request, settings=replace(request.settings, tool_choice=config.tool_choice))
+            if config.provider_options is not None:
+                options = {**(step_request.settings.provider_options or {}), **config.provider_options}
+                step_request = replace(step_request, settings=replace(step_request.settings, provider_options=options))
         specs = tuple(spec for spec in request.tools if spec.name in step_tools)
         call_request = replace(step_request, system=system, messages=tuple(messages), tools=specs)
 
         await emit({"type": "start-step"})
-        stream = _StepStream(step_number, step_tools, emit, part_ids, send_reasoning)
-        async for event in step_model.stream(call_request):
-            await stream.feed(event)
-        await stream.close_open()
+        stream = await _stream_step(step_model, call_request, max_retries,
+                                    partial(_StepStream, step_number, step_tools, emit, part_ids, send_reasoning))
         step, finish, calls = stream.step, stream.finish, stream.calls
         if finish is None:
             finish = Finish("error", error="the model stream ended without a finish event")
@@ -199,8 +212,7 @@ async def run_loop(
         result.steps.append(step)
         if content:
             messages.append(AssistantMessage(tuple(content)))
-        if results:
-            messages.append(ToolMessage(tuple(results)))
+        messages.extend(tool_results_message(results))
 
         waiting = {c.waits for c in calls.values() if c.waits}
         result.finish_reason = finish.reason
@@ -210,11 +222,52 @@ async def run_loop(
             break
         if not calls:
             break
+        if await _should_stop(stop_when, result.steps):
+            break
         if step_number + 1 >= max_steps:
             result.status = "max-steps"
             break
     await emit({"type": "finish", "finishReason": result.finish_reason})
     return result
+
+
+async def _should_stop(conditions: Sequence[StopCondition], steps: Sequence[StepRecord]) -> bool:
+    for condition in conditions:
+        verdict = condition(tuple(steps))
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if verdict:
+            return True
+    return False
+
+
+def _retryable(status: int | None) -> bool:
+    return status is not None and (status in RETRYABLE_STATUSES or status >= 500)
+
+
+async def _stream_step(model: Model, request: ModelRequest, max_retries: int,
+                       new_stream: Callable[[], _StepStream]) -> _StepStream:
+    """Stream one model call; a call that fails before any content is retried (429, 5xx, a
+    retryable `ModelError`) up to `max_retries` times, with exponential backoff."""
+    for attempt in itertools.count():
+        stream = new_stream()
+        try:
+            async for event in model.stream(request):
+                await stream.feed(event)
+        except ModelError as exc:
+            if stream.started or not (exc.retryable or _retryable(exc.status)) or attempt >= max_retries:
+                raise
+            log.info("model call failed before any content (%s); retry %d of %d", exc, attempt + 1, max_retries)
+        else:
+            finish = stream.finish
+            if (stream.started or finish is None or finish.reason != "error" or not _retryable(finish.status)
+                    or attempt >= max_retries):
+                await stream.close_open()
+                return stream
+            log.info("model call failed before any content (%s, status %s); retry %d of %d", finish.error,
+                     finish.status, attempt + 1, max_retries)
+        await anyio.sleep(RETRY_INITIAL_DELAY * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 class _StepStream:
@@ -233,8 +286,12 @@ class _StepStream:
         """Reasoning and text in the order the model produced them, one entry per block."""
         self.open_kind: Literal["text", "reasoning"] | None = None
         self.open_id = ""
+        self.started = False
+        """True once the model sent anything but its `Finish` (a retry would repeat content)."""
 
     async def feed(self, event: StreamEvent) -> None:
+        if not isinstance(event, Finish):
+            self.started = True
         match event:
             case TextDelta(text=delta):
                 await self._open("text")
@@ -302,9 +359,8 @@ class _StepStream:
         """The step's reasoning and text, as the next model call must see them."""
         kept: list[AssistantContent] = []
         for block in self.blocks:
-            if isinstance(block, TextContent) and block.text:
-                kept.append(block)
-            elif isinstance(block, ReasoningContent) and (block.text or block.provider_metadata):
+            if ((isinstance(block, TextContent) and block.text)
+                    or (isinstance(block, ReasoningContent) and (block.text or block.provider_metadata))):
                 kept.append(block)
         return kept
 
@@ -411,14 +467,14 @@ async def _execute(c: _Call, step_number: int, hooks: LoopHooks, base_ctx: ToolC
                                 "preliminary": True})
 
                 outcome = await run_tool(c.tool, arguments, ctx, on_preliminary=preliminary)
-    if outcome.is_error:
-        await send({"type": "tool-output-error", "toolCallId": c.id, "errorText": outcome.error})
-    else:
-        await send({"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output})
-    try:
+    try:  # before the output chunk, as the original orders them
         await hooks.after_tool_call(ToolCallResultContext(
             call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,
             success=not outcome.is_error, output=outcome.output, error=outcome.error))
     except Exception:
         log.exception("after_tool_call raised; the tool result stands")
+    if outcome.is_error:
+        await send({"type": "tool-output-error", "toolCallId": c.id, "errorText": outcome.error})
+    else:
+        await send({"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output})
     return outcome

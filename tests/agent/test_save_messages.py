@@ -189,7 +189,7 @@ async def test_before_turn_can_switch_the_model_and_on_chat_error_rewrites_error
         async def before_turn(self, ctx: TurnContext) -> TurnConfig | None:
             return TurnConfig(model=other) if ctx.body and ctx.body.get("use_other") else None
 
-        async def on_chat_error(self, error: BaseException, **kwargs: object) -> str:
+        async def on_chat_error(self, error: BaseException, ctx: object) -> str:
             return f"friendly: {error}"
 
     async with open_agent(Switching, "sw", data_dir=data_dir) as agent:
@@ -200,7 +200,7 @@ async def test_before_turn_can_switch_the_model_and_on_chat_error_rewrites_error
         async def before_turn(self, ctx: TurnContext) -> TurnConfig | None:
             raise RuntimeError("hook bug")
 
-        async def on_chat_error(self, error: BaseException, **kwargs: object) -> str:
+        async def on_chat_error(self, error: BaseException, ctx: object) -> str:
             return f"friendly: {error}"
 
     async with open_agent(Broken, "br", data_dir=data_dir) as agent:

@@ -10,12 +10,11 @@ from inline_snapshot import snapshot
 
 from think.models.base import (
     FileContent,
-    ModelRequest,
-    TextContent,
     ToolMessage,
     ToolResultContent,
     UserMessage,
     split_file_output,
+    tool_results_message,
 )
 from think.storage import Database
 from think.tools import InvalidToolInput, Tool, ToolContext, run_tool
@@ -106,12 +105,10 @@ async def test_read_an_image_gives_the_model_a_file(ws: Workspace, tools: dict[s
     assert out == {"type": "file", "kind": "image", "path": "/pics/dot.png", "name": "dot.png",
                    "mediaType": "image/png", "sizeBytes": 32, "text": "Read /pics/dot.png (image/png, 32 B).",
                    "data": data_url}
-    # The model request moves the file out of the tool result into a user message after it.
-    request = ModelRequest(system="", messages=(
-        UserMessage((TextContent("look"),)), ToolMessage((ToolResultContent("c1", "read", out),))))
-    assert request.messages[1:] == (
+    # The file moves out of the tool result into a user message right after it.
+    assert tool_results_message([ToolResultContent("c1", "read", out)]) == [
         ToolMessage((ToolResultContent("c1", "read", "Read /pics/dot.png (image/png, 32 B)."),)),
-        UserMessage((FileContent("image/png", data_url, "dot.png"),)))
+        UserMessage((FileContent("image/png", data_url, "dot.png"),))]
     assert split_file_output({"kind": "image"}) == ({"kind": "image"}, None)
 
 
@@ -272,5 +269,5 @@ def test_older_file_outputs_keep_their_note_but_not_the_file() -> None:
     assert old[1] == ToolMessage((ToolResultContent("c1", "read", note),))
     assert len(old) == 2
     recent, _ = convert_messages([message], truncate=False)
-    assert ModelRequest(system="", messages=tuple(recent)).messages[-1] == UserMessage(
+    assert recent[-1] == UserMessage(
         (FileContent("image/png", "data:image/png;base64,AAAA", None),))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -89,29 +89,24 @@ def split_file_output(output: Any) -> tuple[Any, FileContent | None]:
     return (text if isinstance(text, str) else {k: v for k, v in output.items() if k != "data"}), file
 
 
-def _with_tool_files(messages: tuple[ModelMessage, ...]) -> tuple[ModelMessage, ...] | None:
-    """The messages with file outputs moved out of tool results, or None if there are none."""
-    if not any(isinstance(m, ToolMessage) and any(split_file_output(r.output)[1] for r in m.results)
-               for m in messages):
-        return None
-    out: list[ModelMessage] = []
-    for message in messages:
-        if not isinstance(message, ToolMessage):
-            out.append(message)
-            continue
-        results: list[ToolResultContent] = []
-        files: list[UserContent] = []
-        for result in message.results:
-            output, file = split_file_output(result.output)
-            if file is not None and not result.is_error:
-                results.append(ToolResultContent(result.call_id, result.name, output, result.is_error))
-                files.append(file)
-            else:
-                results.append(result)
-        out.append(ToolMessage(tuple(results)))
-        if files:
-            out.append(UserMessage(tuple(files)))
-    return tuple(out)
+def tool_results_message(results: Sequence[ToolResultContent]) -> list[ModelMessage]:
+    """A tool message for `results`, followed by a user message with the files any of them
+    returned (see `split_file_output`): most providers take images and PDFs only from the user."""
+    if not results:
+        return []
+    kept: list[ToolResultContent] = []
+    files: list[UserContent] = []
+    for result in results:
+        output, file = split_file_output(result.output)
+        if file is not None and not result.is_error:
+            kept.append(ToolResultContent(result.call_id, result.name, output, result.is_error))
+            files.append(file)
+        else:
+            kept.append(result)
+    out: list[ModelMessage] = [ToolMessage(tuple(kept))]
+    if files:
+        out.append(UserMessage(tuple(files)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,13 +148,6 @@ class ModelRequest:
     messages: tuple[ModelMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
     settings: ModelSettings = field(default_factory=ModelSettings)
-
-    def __post_init__(self) -> None:
-        # Files that tools return (see `split_file_output`) reach the model as a user message
-        # right after the tool results: most providers take images and PDFs only from the user.
-        moved = _with_tool_files(self.messages)
-        if moved is not None:
-            object.__setattr__(self, "messages", moved)
 
 
 @runtime_checkable

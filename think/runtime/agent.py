@@ -101,7 +101,7 @@ class Agent:
         `method` is the name of one of this agent's methods (or the bound method itself).
         """
         name = method if isinstance(method, str) else getattr(method, "__name__", "")
-        if not callable(getattr(self, name, None)):
+        if not callable(_resolve(self, name)):
             raise ConfigurationError(f"{type(self).__name__} has no method {name!r} to schedule")
         task = self.schedules.add(when, name, payload, id=id, timezone=timezone, backfill=backfill)
         self._sync_alarm()
@@ -119,7 +119,7 @@ class Agent:
         """Run this agent's due schedules now (the runtime's alarms call this)."""
 
         async def call(method: str, payload: Any) -> None:
-            handler = getattr(self, method, None)
+            handler = _resolve(self, method)
             if not callable(handler):
                 raise ConfigurationError(f"scheduled method {method!r} does not exist on {type(self).__name__}")
             result = handler(payload)
@@ -199,3 +199,11 @@ class Agent:
 
 
 _MISSING: Any = object()
+
+
+def _resolve(agent: Agent, name: str) -> Any:
+    """`method` or a dotted path to one (`"submissions.wake"`: a method of a component)."""
+    target: Any = agent
+    for part in name.split("."):
+        target = getattr(target, part, None)
+    return target

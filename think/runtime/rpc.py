@@ -10,14 +10,14 @@ CALLABLE_ATTR = "__think_callable__"
 
 
 @overload
-def callable(fn: F, /) -> F: ...  # noqa: A001 - the original's name
+def callable(fn: F, /) -> F: ...
 
 
 @overload
-def callable(*, streaming: bool = False, description: str | None = None) -> Callable[[F], F]: ...  # noqa: A001
+def callable(*, streaming: bool = False, description: str | None = None) -> Callable[[F], F]: ...
 
 
-def callable(  # noqa: A001
+def callable(
     fn: Any = None, /, *, streaming: bool = False, description: str | None = None
 ) -> Any:
     """Mark an agent method as callable by clients (`{"type":"rpc","method":...}`).

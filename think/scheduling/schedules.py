@@ -7,6 +7,7 @@ created with `backfill=True`, which runs it once), and the next run is the next 
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
 import sqlite3
@@ -26,6 +27,7 @@ from think.storage import Database, migration
 log = logging.getLogger("think.scheduling")
 MISSED_GRACE = 60.0
 When = float | int | timedelta | datetime | str
+_FIRING: contextvars.ContextVar[ScheduledTask | None] = contextvars.ContextVar("think_schedule_firing", default=None)
 
 
 @migration("think.scheduling.001_schedules")
@@ -61,6 +63,12 @@ class ScheduledTask:
     next_run: float
     runs: int = 0
     last_error: str | None = None
+
+
+def firing() -> ScheduledTask | None:
+    """The schedule whose method is running now, as it was before this run: its `next_run` is
+    the occurrence being run (None outside a scheduled call)."""
+    return _FIRING.get()
 
 
 def _row_to_task(row: dict[str, Any]) -> ScheduledTask:
@@ -144,6 +152,7 @@ class Schedules:
                 log.info("schedule %s missed its run at %s; not backfilled", task.id, task.next_run)
                 continue
             error: str | None = None
+            token = _FIRING.set(task)
             try:
                 result = call(task.method, task.payload)
                 if inspect.isawaitable(result):
@@ -151,6 +160,8 @@ class Schedules:
             except Exception as exc:
                 log.exception("scheduled %s(%s) failed", task.method, task.id)
                 error = f"{type(exc).__name__}: {exc}"
+            finally:
+                _FIRING.reset(token)
             ran += 1
             if recurring:
                 self.db.sql("UPDATE think_schedules SET runs = runs + 1, last_error = ? WHERE id = ?", error, task.id)

@@ -67,7 +67,44 @@ class TranscriptChanged:
     exclude: str | None = None
 
 
-TurnEvent = ChunkEvent | TurnStarted | TurnFailed | TurnFinished | TranscriptChanged
+@dataclass(frozen=True, slots=True)
+class SessionChanged:
+    """A session was written to or is being compacted (the `cf_agent_session` frame).
+
+    `phase` is `"compacting"` while a summary is being made, else `"idle"`; `token_estimate` is the
+    estimated size of what the model would see now; `token_threshold` is `compact_after`'s value
+    (None without automatic compaction).
+    """
+
+    phase: Literal["idle", "compacting"]
+    token_estimate: int
+    token_threshold: int | None = None
+    session_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChanged:
+    """A stored message changed outside a reply's own stream: a tool result or an approval was
+    applied to it, or a later turn wrote the output of a call it holds (`cf_agent_message_updated`)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolEvent:
+    """Progress of a child agent run as a tool (the `agent-tool-event` frame, reference §2.9).
+
+    `event` is `{"kind": "started" | "chunk" | "finished" | "error" | "aborted", "runId": …, …}`;
+    `sequence` counts the events of one run from 0.
+    """
+
+    sequence: int
+    event: JSONObject
+    parent_tool_call_id: str | None = None
+
+
+TurnEvent = (ChunkEvent | TurnStarted | TurnFailed | TurnFinished | TranscriptChanged | SessionChanged
+             | MessageChanged | AgentToolEvent)
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

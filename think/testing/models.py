@@ -170,7 +170,7 @@ class ScriptedModel:
                     await anyio.sleep(seconds)
                 case Hang():
                     await anyio.sleep_forever()
-        usage = Usage(input_tokens=sum(1 for _ in request.messages) * 10, output_tokens=out_tokens)
+        usage = Usage(input_tokens=len(request.messages) * 10, output_tokens=out_tokens)
         yield Finish("tool-calls" if called else "stop", usage=usage)
 
     async def _pace(self) -> None:

@@ -21,12 +21,15 @@ import re
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from think.errors import ConfigurationError
 from think.messages import JSONObject, Message
+
+if TYPE_CHECKING:
+    from think.attachments import ReplyAttachments
 
 ToolOutput: TypeAlias = Any
 Execute: TypeAlias = Callable[
@@ -46,6 +49,15 @@ class ToolContext:
     """The transcript the turn started from."""
     agent: Any = None
     """The agent running the turn, when there is one."""
+    reply_attachments: ReplyAttachments | None = None
+    """The turn's reply attachments (set by the turn; see `attach_reply`)."""
+
+    def attach_reply(self, attachment: JSONObject) -> bool:
+        """Attach delivery metadata (`{"type": "card", …}`) to the turn's reply; it is dropped if
+        this tool call fails. Returns False when the turn already has the most it may keep."""
+        if self.reply_attachments is None:
+            raise ConfigurationError("attach_reply() works inside a turn's tool call only")
+        return self.reply_attachments.attach(self.tool_call_id, attachment)
 
 
 class InvalidToolInput(ValueError):

@@ -15,22 +15,34 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from think.attachments import ReplyAttachments
+from think.context.block_tools import context_tools
 from think.context.convert import repair_interrupted_tools
+from think.context.overflow import ContextGuard, compact_for_retry
 from think.context.prompt import with_capabilities
-from think.hooks import TurnConfig, TurnContext
+from think.hooks import ChatErrorContext, ChatErrorStage, TurnConfig, TurnContext
 from think.loop import LoopResult, run_loop
 from think.messages import JSONObject, Message
 from think.models.base import Model, ModelRequest, ModelSettings, ToolSpec
-from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
+from think.stream.fanout import ChunkEvent, Fanout, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
 from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
+from think.turns.output import TurnExtras
+from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
 
 if TYPE_CHECKING:
     from think.agent import Think
+    from think.hooks import LoopHooks
+    from think.sessions.session import Session
 
 log = logging.getLogger("think.turns")
 PERSIST_TIMEOUT = 10.0
+ON_CHUNK_TYPES = frozenset({"text-delta", "reasoning-delta", "source-url", "source-document", "tool-input-start",
+                            "tool-input-delta", "tool-input-available", "tool-output-available"})
+"""The chunks `on_chunk` observes: the UI forms of the AI SDK stream parts the original's `onChunk`
+gets (`text-delta`, `reasoning-delta`, `source`, `tool-input-start`, `tool-input-delta`,
+`tool-call`, `tool-result`), not the framing chunks (`start`, `start-step`, `text-start`, …)."""
 
 
 def _settings(config: TurnConfig | None) -> ModelSettings:
@@ -55,69 +67,114 @@ async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
 
 
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
-    session = agent.session
     request_id = turn.request_id
     generation = agent.turn_queue.generation
+    try:
+        session = agent.sessions.session(turn.session_id)
+    except Exception as exc:  # no such session: nobody listens to it either
+        return await _fail_before_stream(agent, turn, exc, stage="turn", persisted=False, fanout=Fanout())
+    fanout = session.fanout
     # Save the new messages first: even a turn that fails later keeps what the user said.
     try:
         new = turn.messages(list(session.history())) if callable(turn.messages) else turn.messages
+        if new is None:  # the messages function withdrew the turn (a cancelled submission)
+            return TurnResult(request_id=request_id, status="skipped", continuation=turn.continuation)
         if turn.parent_id is not None and not new:
             session.checkout(turn.parent_id)  # regenerate: the reply becomes a sibling branch
         saved = session.save(new, parent_id=turn.parent_id) if new else []
     except Exception as exc:
-        return await _fail_before_stream(agent, turn, exc, stage="persist", persisted=False)
+        return await _fail_before_stream(agent, turn, exc, stage="persist", persisted=False, fanout=fanout)
     user_ids = tuple(m.id for m in saved if m.role == "user")
     if saved:
-        await agent.fanout.publish(TranscriptChanged(tuple(session.history()), exclude=turn.sender))
+        await fanout.publish(TranscriptChanged(tuple(session.history()), exclude=turn.sender))
+        await session.announce()
+    if turn.admit is not None and not await turn.admit():  # superseded by a newer message
+        return TurnResult(request_id=request_id, status="skipped", continuation=turn.continuation,
+                          user_message_ids=user_ids)
 
     try:
-        prepared = await _prepare(agent, turn)
+        prepared = await _prepare(agent, turn, session)
     except Exception as exc:
-        return await _fail_before_stream(agent, turn, exc, stage="turn", persisted=bool(saved))
-    model, request, tools, max_steps, send_reasoning = prepared
+        return await _fail_before_stream(agent, turn, exc, stage="turn", persisted=bool(saved), fanout=fanout)
+    model, request, tools, max_steps, send_reasoning, extras = prepared
 
     reply = Message(id=str(uuid.uuid4()), role="assistant")
     fold = Fold(reply, continuation=turn.continuation)
+    attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
 
     async def emit(chunk: JSONObject) -> None:
         nonlocal seq
         fold.apply(chunk)
+        attachments.observe(chunk)
+        if fold.cross_message:  # the output of a call made in an earlier message (an approved tool)
+            await settle_earlier_calls(session, fold.cross_message)
+            fold.cross_message.clear()
         if chunk["type"] == "error":
             return  # clients get the error as a TurnFailed event, after on_chat_error has had its say
-        await agent.fanout.publish(ChunkEvent(request_id, seq, chunk, turn.continuation))
+        if chunk["type"] == "start" and seq:
+            return  # a retry after a context overflow: clients already have the message's start
+        await fanout.publish(ChunkEvent(request_id, seq, chunk, turn.continuation))
         seq += 1
-        await agent.on_chunk(chunk)
+        if chunk["type"] in ON_CHUNK_TYPES:
+            await agent.on_chunk(chunk)
 
-    await agent.fanout.publish(TurnStarted(request_id, turn.continuation, user_ids))
+    await fanout.publish(TurnStarted(request_id, turn.continuation, user_ids))
+    overflow_retries = agent.context_overflow.max_retries if agent.context_overflow.reactive else 0
     status: TurnStatus = "completed"
     error: str | None = None
-    result: LoopResult | None = None
-    try:
-        with agent.cancellations.scope(request_id) as scope:
-            result = await run_loop(
-                model, request, tools, emit=emit, hooks=agent, max_steps=max_steps,
-                message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
-                tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id,
-                                         messages=tuple(session.history()), agent=agent),
-                resolve_model=agent.resolve_model)
-        if scope.cancelled_caught:
-            status = "aborted"
-        elif result is not None and result.status == "error":
-            status, error = "error", result.error
-    except Exception as exc:  # a hook or a tool wrapper broke: the turn fails, the partial is kept
-        log.exception("turn %s failed", request_id)
-        status, error = "error", f"{type(exc).__name__}: {exc}"
+    while True:
+        status, error = "completed", None
+        failure: BaseException | str | None = None  # what classify_chat_error looks at
+        result: LoopResult | None = None
+        try:
+            with agent.cancellations.scope(request_id) as scope:
+                result = await run_loop(
+                    model, request, tools, emit=emit, hooks=_hooks(agent, session, request), max_steps=max_steps,
+                    message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
+                    tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id,
+                                             messages=tuple(session.history()), agent=agent,
+                                             reply_attachments=attachments),
+                    resolve_model=agent.resolve_model,
+                    approved_calls=approved_calls(session.history()) if turn.continuation else (),
+                    stop_when=extras.stop_when, max_retries=extras.max_retries)
+            if scope.cancelled_caught:
+                status = "aborted"
+            elif result is not None and result.status == "error":
+                status, error = "error", result.error
+                failure = error
+        except Exception as exc:  # a hook or a tool wrapper broke: the turn fails, the partial is kept
+            log.exception("turn %s failed", request_id)
+            status, error, failure = "error", f"{type(exc).__name__}: {exc}", exc
+        # A context overflow: drop the failed attempt, compact, and run the turn again.
+        if (failure is not None and overflow_retries > 0
+                and agent.classify_chat_error(failure) == "context_overflow" and await compact_for_retry(session)):
+            overflow_retries -= 1
+            reply = Message(id=reply.id, role="assistant")
+            fold = Fold(reply, continuation=turn.continuation)
+            try:
+                model, request, tools, max_steps, send_reasoning, extras = await _prepare(agent, turn, session)
+            except Exception as exc:
+                status, error = "error", f"{type(exc).__name__}: {exc}"
+            else:
+                continue
+        break
 
     if error is not None:
-        error = await _error_text(agent, error, request_id, stage="stream", persisted=True)
-        await agent.fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
+        classification = agent.classify_chat_error(failure) if failure is not None else None
+        error = await _error_text(agent, error, request_id, stage="stream", persisted=True,
+                                  classification=classification)
+        await fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
     # A clear during the turn means the conversation is gone: the reply must not start a new one.
     cleared = agent.turn_queue.generation != generation
-    stored = None if cleared else await _persist_reply(agent, turn, reply)
+    stored = None if cleared else await _persist_reply(agent, turn, reply, session)
+    output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
-                          continuation=turn.continuation, user_message_ids=user_ids)
-    await agent.fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
+                          continuation=turn.continuation, user_message_ids=user_ids,
+                          attachments=tuple(attachments.kept), output=output)
+    await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
+    if stored is not None:
+        await session.compact_if_needed()
     try:
         await agent.on_chat_response(finished)
     except Exception:
@@ -125,17 +182,32 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     return finished
 
 
-async def _prepare(agent: Think, turn: TurnRequest) -> tuple[Model, ModelRequest, dict[str, Tool], int, bool]:
-    session = agent.session
+def _hooks(agent: Think, session: Session, request: ModelRequest) -> LoopHooks:
+    """The agent's hooks, behind the proactive compaction check when it is configured."""
+    policy = agent.context_overflow
+    if policy.max_input_tokens is None or not session.can_compact:
+        return agent
+    return ContextGuard(agent, session, policy, base_messages=len(request.messages),
+                        history=lambda: agent.model_history.build(session)[0])
+
+
+async def _prepare(agent: Think, turn: TurnRequest,
+                   session: Session) -> tuple[Model, ModelRequest, dict[str, Tool], int, bool, TurnExtras]:
     repaired = repair_interrupted_tools(session.unsettled())
     if repaired:
         session.save(repaired)
+    await session.compact_if_needed()
+    # Later sources win a name: workspace and get_tools(), context blocks, skills, client tools.
     tools = dict(agent.all_tools())
+    tools.update(context_tools(session))
+    tools.update(agent.skills.tools())
     for client in turn.client_tools:
         tools[client.name] = client
     model = agent.resolve_model(agent.get_model())
     model_messages, extra_system = agent.model_history.build(session)
-    system = agent.get_system_prompt()
+    system = await session.system_prompt() or agent.get_system_prompt()
+    if catalog := agent.skills.catalog():
+        system = f"{system}\n\n{catalog}" if system else catalog
     if extra_system:
         system = f"{system}\n\n{extra_system}" if system else extra_system
     system = with_capabilities(system, tools)
@@ -161,43 +233,46 @@ async def _prepare(agent: Think, turn: TurnRequest) -> tuple[Model, ModelRequest
             max_steps = config.max_steps
         if config.send_reasoning is not None:
             send_reasoning = config.send_reasoning
+    extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
+    system = extras.apply(tools, system)
     specs = tuple(ToolSpec(t.name if t.name == n else n, t.description, t.input_schema) for n, t in tools.items())
     request = ModelRequest(system=system, messages=tuple(model_messages), tools=specs, settings=_settings(config))
-    return model, request, tools, max_steps, send_reasoning
+    return model, request, tools, max_steps, send_reasoning, extras
 
 
-async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message) -> Message | None:
+async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message, session: Session) -> Message | None:
     """Save the reply if it has any part; shielded, so a cancelled turn still keeps its partial."""
     if not reply.parts:
         return None
     with anyio.move_on_after(PERSIST_TIMEOUT, shield=True):
         try:
-            stored = agent.session.save([reply])[0]
+            stored = session.save([reply])[0]
         except Exception:
             log.exception("could not persist the reply of turn %s", turn.request_id)
             return None
-        await agent.fanout.publish(TranscriptChanged(tuple(agent.session.history())))
+        await session.fanout.publish(TranscriptChanged(tuple(session.history())))
+        await session.announce()
         return stored
     return None
 
 
-async def _error_text(agent: Think, error: str | BaseException, request_id: str, *, stage: str,
-                      persisted: bool) -> str:
+async def _error_text(agent: Think, error: str | BaseException, request_id: str, *, stage: ChatErrorStage,
+                      persisted: bool, classification: str | None = None) -> str:
     exc = error if isinstance(error, BaseException) else RuntimeError(error)
     try:
-        replaced: Any = await agent.on_chat_error(exc, request_id=request_id, stage=stage,
-                                                  messages_persisted=persisted)
+        replaced: Any = await agent.on_chat_error(exc, ChatErrorContext(
+            request_id=request_id, stage=stage, messages_persisted=persisted, classification=classification))
     except Exception:
         log.exception("on_chat_error raised; the original error is reported")
         replaced = exc
     return str(replaced) if replaced is not None else str(exc)
 
 
-async def _fail_before_stream(agent: Think, turn: TurnRequest, exc: Exception, *, stage: str,
-                              persisted: bool) -> TurnResult:
+async def _fail_before_stream(agent: Think, turn: TurnRequest, exc: Exception, *, stage: ChatErrorStage,
+                              persisted: bool, fanout: Fanout) -> TurnResult:
     log.warning("turn %s failed before streaming (%s): %s", turn.request_id, stage, exc)
     text = await _error_text(agent, exc, turn.request_id, stage=stage, persisted=persisted)
-    await agent.fanout.publish(TurnFinished(turn.request_id, "error", None, text, turn.continuation))
+    await fanout.publish(TurnFinished(turn.request_id, "error", None, text, turn.continuation))
     return TurnResult(request_id=turn.request_id, status="error", error=text, continuation=turn.continuation)
 
 

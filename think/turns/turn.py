@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from think.messages import JSONObject, Message
 from think.tools.tool import Tool
 
 TurnStatus = Literal["completed", "error", "aborted", "skipped"]
-MessagesFn = Callable[[list[Message]], Sequence[Message]]
+MessagesFn = Callable[[list[Message]], Sequence[Message] | None]
+"""Returns the turn's new messages at the head of the queue; None withdraws the turn (`skipped`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +33,11 @@ class TurnRequest:
     """Where the reply hangs in the tree (regeneration); default: the newest message."""
     sender: str | None = None
     """The connection that asked, if any (it does not get its own messages echoed)."""
+    session_id: str = ""
+    """The session the turn reads and writes (`""`: the root session, the chat transcript)."""
+    admit: Callable[[], Awaitable[bool]] | None = None
+    """Asked at the front of the queue, once the turn's messages are saved: False skips the model
+    call (a newer message superseded this one; see `think.turns.concurrency`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,4 +50,8 @@ class TurnResult:
     message: Message | None = None
     continuation: bool = False
     user_message_ids: tuple[str, ...] = field(default=())
+    attachments: tuple[JSONObject, ...] = ()
+    """Reply attachments the turn's tools made (`ToolContext.attach_reply`)."""
+    output: Any = None
+    """The structured answer, for a turn with `TurnConfig.output` (None if it gave none)."""
 
