@@ -100,6 +100,23 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=16 * 1024 * 1024)
 
 
+@main.command()
+@click.argument("url")
+@click.option("--plain/--rich", "plain", default=None,
+              help="Plain text output (the default when stdout is not a terminal) or colours.")
+def chat(url: str, plain: bool | None) -> None:
+    """Chat with a served agent from the terminal.
+
+    URL is the agent instance's address, such as ws://localhost:8000/agents/assistant/alice
+    (http:// and https:// work too). The conversation so far is printed, then answers stream as
+    they arrive. Ctrl-C stops an answer; Ctrl-C again, Ctrl-D or /quit leaves. /help lists the
+    commands (/clear, /regenerate, /history).
+    """
+    from think.client.terminal import run_chat
+
+    sys.exit(run_chat(url, plain=plain))
+
+
 async def _model_label(classes: list[type[Any]], data_dir: str | None) -> str:
     from think.agent import Think
     from think.runtime.embedded import shared_runtime

@@ -11,6 +11,7 @@ import pytest
 
 from tests.chat.agents import EchoChat, StatefulChat
 from tests.chat.live_server import LiveServer, serve_in_thread
+from tests.chat.tool_fixtures import tool_connect, tool_server  # noqa: F401 - fixtures for the tool tests
 from think.client import AgentClient
 from think.runtime import EmbeddedRuntime
 from think.server import create_app

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.ui.conftest import SCREENSHOTS, Browser
 from think import Think, tool
@@ -206,8 +205,6 @@ def test_deny_sends_a_refusal_and_shows_the_call_as_denied(browser: Browser, ser
     assert approval["approved"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="the server does not apply cf_agent_tool_approval yet (it answers "
-                   "cf_agent_protocol_error); remove this mark when it does")
 def test_an_approved_tool_runs_and_the_answer_continues(browser: Browser, serve: Serve) -> None:
     NOTIFIED.clear()
     with serve([UiAssistant]) as url:

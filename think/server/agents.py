@@ -199,6 +199,8 @@ class AgentRegistry:
             self._tasks = tasks
             if embedded is not None and self.sweep_interval:
                 tasks.start_soon(lambda: embedded.run_sweeper(interval=self.sweep_interval or 30.0))
+            if embedded is not None:
+                tasks.start_soon(embedded.run_alarms)  # schedules (and resumed submissions) fire when served
             try:
                 yield
             finally:

@@ -39,6 +39,7 @@ from think.runtime.embedded import shared_runtime
 from think.runtime.naming import check_agent_name
 from think.server.agents import AgentHost, AgentRegistry
 from think.server.connection import Connection, new_connection_id
+from think.subagents.routing import SubAgentNotFound, is_sub_path, resolve_sub_path
 
 log = logging.getLogger("think.server")
 
@@ -73,10 +74,18 @@ class _AgentServer:
             check_agent_name(name)
         except ConfigurationError as exc:
             return PlainTextResponse(f"Invalid agent name: {exc}", status_code=400)
-        rest = conn.path_params.get("rest", "")
-        if rest == "sub" or rest.startswith("sub/"):
-            return PlainTextResponse("Sub-agents are not supported yet", status_code=404)
         return cls, name
+
+    async def _descend(self, conn: HTTPConnection, cls: type[Agent],
+                       name: str) -> tuple[type[Agent], str, str] | Response:
+        """The agent the path names (a sub-agent for `…/sub/<child>/<name>`) and the rest of it."""
+        rest: str = conn.path_params.get("rest", "")
+        if not is_sub_path(rest):
+            return cls, name, rest
+        try:
+            return await resolve_sub_path(self.runtime, cls, name, rest)
+        except SubAgentNotFound as exc:
+            return PlainTextResponse(str(exc), status_code=404)
 
     async def _before_connect(self, conn: HTTPConnection, cls: type[Agent], name: str) -> Response | None:
         if self.on_before_connect is None:
@@ -107,6 +116,11 @@ class _AgentServer:
         if (denial := await self._before_connect(websocket, cls, name)) is not None:
             await _deny(websocket, denial)
             return
+        found = await self._descend(websocket, cls, name)
+        if isinstance(found, Response):
+            await _deny(websocket, found)
+            return
+        cls, name, _ = found
         async with AsyncExitStack() as stack:
             try:
                 host = await stack.enter_async_context(self.registry.use(cls, name))
@@ -195,7 +209,14 @@ class _AgentServer:
         cls, name = target
         if (denial := await self._before_connect(request, cls, name)) is not None:
             return denial
-        rest: str = request.path_params.get("rest", "")
+        try:
+            found = await self._descend(request, cls, name)
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        if isinstance(found, Response):
+            return found
+        cls, name, rest = found
         try:
             async with self.runtime.lease(cls, name) as agent:
                 if isinstance(agent, Think) and (rest == "get-messages" or rest.endswith("/get-messages")):
@@ -290,6 +311,8 @@ def create_app(
         registry = AgentRegistry(shared_runtime(data_dir), idle_timeout=idle_timeout)
     else:
         registry = AgentRegistry(runtime)
+    if (register := getattr(registry.runtime, "register", None)) is not None:
+        register(*classes.values())  # so alarms can wake them after a restart
     server = _AgentServer(classes, registry, cors=cors, on_before_connect=on_before_connect,
                           max_frame_bytes=max_frame_bytes)
 

@@ -1,30 +1,39 @@
 """`ChatChannel`: the chat half of the protocol for one `Think` agent and its connections.
 
-Frames in → the agent (`run`, `cancel_chat`, `clear_messages`); the agent's fan-out events →
-frames out:
+Frames in → the agent (turns, cancels, clears, tool results and approvals, the resume
+handshake); the agent's fan-out events → frames out:
 
-    TurnStarted        (the stream is now resumable)
     ChunkEvent         {"type":"cf_agent_use_chat_response","id","body":<chunk>,"done":false,"seq":n}
     TurnFailed         {...,"body":<error text>,"done":false,"error":true,"messageIds":[…]}
     TranscriptChanged  {"type":"cf_agent_chat_messages","messages":[…]}  (all but `exclude`)
+    MessageChanged     {"type":"cf_agent_message_updated","message":{…}}  (all)
+    AgentToolEvent     {"type":"agent-tool-event","parentToolCallId"?,"sequence":n,"event":{…}}  (all)
     TurnFinished       {...,"body":"","done":true,"outcome":…,"messageIds":[…]}
                        or, for a turn that failed before it streamed,
                        {...,"body":<error text>,"done":true,"error":true}
 
-Chunk, error and done frames skip connections that were offered the running stream and have
-not ACKed it yet; they get the stream as a replay when they do.
+Chunk frames skip connections that were offered the running stream and have not ACKed it yet:
+they get the stream replayed from the resumable buffer when they do (see `resume.py` for the
+decisions, `think.stream.resumable` for the buffer). Error and done frames go to everyone.
+
+A chat request is reconciled against the stored transcript (`reconcile.py`), put through the
+agent's `message_concurrency` (`think.turns.concurrency`), and runs as a queued turn; its new
+user messages are saved when it reaches the front of the queue. Tool results and approvals are
+applied in arrival order, and with `autoContinue` they ask for a continuation turn
+(`think.turns.continuation`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+
+import orjson
 
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.messages import Message
-from think.protocol.codec import chunk_body, encode_frame, encode_transcript
+from think.protocol.codec import encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
     ChatRequest,
@@ -32,6 +41,7 @@ from think.protocol.frames import (
     ChatResponse,
     ClientFrame,
     ClientMessages,
+    MessageUpdated,
     ProtocolErrorFrame,
     StreamResumeAck,
     StreamResumeNone,
@@ -40,11 +50,24 @@ from think.protocol.frames import (
     ToolApproval,
     ToolResult,
 )
-from think.protocol.transcript import InvalidMessage, LazyMessages
+from think.protocol.transcript import InvalidMessage
 from think.server.connection import Connection, Connections
-from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnEvent, TurnFailed, TurnFinished, TurnStarted
-from think.tools.tool import Tool, client_tool
-from think.turns.turn import TurnRequest
+from think.server.reconcile import Rejected, reconcile
+from think.server.resume import ActiveStream, PendingTurn, ProbeAnswer, Situation, answer_probe, greeting, plan_ack
+from think.stream.fanout import (
+    AgentToolEvent,
+    ChunkEvent,
+    MessageChanged,
+    TranscriptChanged,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from think.tools.tool import client_tool
+from think.turns.concurrency import ConcurrencyPolicy, Submit, SubmitAdmission
+from think.turns.continuation import remember_request, stored_client_tools
+from think.turns.turn import TurnRequest, TurnResult
 
 log = logging.getLogger("think.server")
 
@@ -55,33 +78,6 @@ MAX_WAITING_TURNS = 64
 """Chat requests of one agent that may be queued or running at once; more are refused."""
 
 
-@dataclass
-class ActiveStream:
-    """The turn that is streaming now, and its chunks so far (for clients that join mid-turn).
-
-    Kept in memory for the running turn only; a durable buffer that survives restarts replaces
-    it later without changing the frames.
-    """
-
-    request_id: str
-    continuation: bool = False
-    chunks: list[tuple[int, str]] = field(default_factory=list)
-    """`(seq, body)` of every chunk sent so far."""
-
-    def replay(self, connection: Connection) -> None:
-        for seq, body in self.chunks:
-            connection.send_frame(ChatResponse(id=self.request_id, body=body, seq=seq, replay=True))
-        connection.send_frame(ChatResponse(id=self.request_id, replay=True, replay_complete=True))
-
-
-def _from_web(message: Message) -> Message:
-    if message.role != "user":
-        return message
-    metadata = dict(message.metadata) if isinstance(message.metadata, dict) else {}
-    metadata["channel"] = "web"
-    return message.model_copy(update={"metadata": metadata})
-
-
 class ChatChannel:
     """Serves the chat protocol of one live `Think` instance to its connections."""
 
@@ -89,38 +85,48 @@ class ChatChannel:
         self.agent = agent
         self.connections = connections
         self.spawn = spawn
-        self.stream: ActiveStream | None = None
         self.awaiting_ack: set[str] = set()
         """Connections offered the running stream that have not ACKed it (no live chunks yet)."""
+        self.parked: set[str] = set()
+        """Connections told `cf_agent_stream_pending`: they get `resuming` when a stream starts."""
         self._waiting: dict[str, tuple[str, ...]] = {}
         """Request id → user message ids, for chat requests queued or running."""
+        self._pre_stream: dict[str, None] = {}
+        """Chat requests accepted that have not started streaming, oldest first."""
+        self._queued: dict[str, tuple[str, list[Message]]] = {}
+        """Request id → (sender, new messages) of chat requests whose messages are not saved yet."""
         self._failed: set[str] = set()
         self._clearing = False
+        self._admission = SubmitAdmission()
         self._unsubscribe: Callable[[], None] | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
     def open(self) -> None:
         self._unsubscribe = self.agent.fanout.subscribe(self._on_event)
+        self.agent.continuations.attach(self.spawn)
+        self.agent.continuations.on_change = self._release_parked_if_idle
 
     def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self.agent.continuations.attach(None)
+        self.agent.continuations.on_change = None
 
     def greet(self, connection: Connection) -> None:
-        """The chat frames a new socket gets first: the transcript, or the running stream's id.
-
-        No transcript while a turn streams: it would clobber the message being resumed.
-        """
-        if self.stream is not None:
-            self.awaiting_ack.add(connection.id)
-            connection.send_frame(StreamResuming(self.stream.request_id))
-        else:
-            connection.send(encode_transcript(self.agent.session.history_json(), connect=True))
+        """The chat frames a new socket gets first: the running stream's id, or (maybe a
+        `cf_agent_stream_pending`, then) the transcript. No transcript while a stream is active:
+        it would clobber the message being resumed."""
+        answer = greeting(self._situation())
+        if answer is not None:
+            self._apply(connection, answer)
+        if answer is None or answer.action == "park":
+            connection.send(self._transcript_for(connection.id, self.agent.session.history_json(), connect=True))
 
     def forget(self, connection: Connection) -> None:
         self.awaiting_ack.discard(connection.id)
+        self.parked.discard(connection.id)
 
     # ---- frames in -------------------------------------------------------------------------------
 
@@ -129,35 +135,35 @@ class ChatChannel:
             case ChatRequest():
                 self._accept(connection, frame)
             case ChatRequestCancel(id=request_id):
-                if not self.agent.cancel_chat(request_id) and request_id in self._waiting:
-                    self.agent.cancellations.cancel_pending(request_id)  # still queued
+                self._cancel(request_id)
             case ChatClear():
                 await self._clear(connection)
             case StreamResumeRequest(probe_id=probe_id):
-                if self.stream is not None:
-                    self.awaiting_ack.add(connection.id)
-                    connection.send_frame(StreamResuming(self.stream.request_id, probe_id))
-                else:
-                    connection.send_frame(StreamResumeNone("idle", probe_id))
+                self._apply(connection, answer_probe(self._situation(), connection.id, probe_id))
             case StreamResumeAck(id=request_id):
-                self.awaiting_ack.discard(connection.id)
-                if self.stream is not None and self.stream.request_id == request_id:
-                    self.stream.replay(connection)
-                else:  # it finished before the ACK: the client only needs to close its stream
-                    connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
+                self._ack(connection, request_id)
             case ClientMessages():
                 log.debug("ignoring cf_agent_chat_messages from %s: the server's transcript is authoritative",
                           connection.id)
-            case ToolResult() | ToolApproval():
-                connection.send_frame(ProtocolErrorFrame(
-                    "tool results and approvals from clients are not supported by this server yet"))
+            case ToolResult():
+                await self._tool_result(connection, frame)
+            case ToolApproval():
+                await self._tool_approval(connection, frame)
             case _:
                 connection.send_frame(ProtocolErrorFrame(f"{type(frame).__name__} is not a chat frame"))
 
     def _refuse(self, connection: Connection, request_id: str, reason: str) -> None:
         connection.send_frame(ChatResponse(id=request_id, body=reason, done=True, error=True))
 
+    def _policy(self) -> ConcurrencyPolicy:
+        try:
+            return ConcurrencyPolicy.parse(self.agent.message_concurrency)
+        except ConfigurationError:
+            log.exception("%s.message_concurrency is not valid; queueing", type(self.agent).__name__)
+            return ConcurrencyPolicy()
+
     def _accept(self, connection: Connection, frame: ChatRequest) -> None:
+        agent = self.agent
         request_id = frame.id
         if request_id in self._waiting:
             self._refuse(connection, request_id, f"A turn with request id {request_id!r} is already running")
@@ -167,47 +173,86 @@ class ChatChannel:
                                                  "send again when one has finished")
             return
         try:
-            tools: tuple[Tool, ...] = tuple(
+            for t in frame.client_tools or ():
                 client_tool(t.name, description=t.description, input_schema=t.parameters)
-                for t in frame.client_tools or ())
         except ConfigurationError as exc:
             self._refuse(connection, request_id, f"clientTools: {exc}")
             return
-        session = self.agent.session
-        incoming = LazyMessages.of(frame.messages)
-        # Clients resend their whole transcript; only ids we have not stored are read (and so
-        # validated) and saved. Edited copies of stored messages are ignored for now.
-        unknown = [i for i in range(len(incoming)) if session.get(incoming.id_at(i)) is None]
+        session = agent.session
+        live = agent.streams.live
         try:
-            fresh = [_from_web(incoming[i]) for i in unknown]
-        except InvalidMessage as exc:
+            incoming = reconcile(frame.messages, session, server_tools=self._server_tools(),
+                                 in_flight=live.message_id if live is not None else None)
+        except (Rejected, InvalidMessage) as exc:
             self._refuse(connection, request_id, str(exc))
             return
-        new_users = tuple(m.id for m in fresh if m.role == "user")
-        last_user = next((incoming.id_at(i) for i in reversed(range(len(incoming)))
-                          if incoming.role_at(i) == "user"), None)
+        policy = self._policy()
+        submit: Submit | None = None
+        if not frame.is_regeneration:
+            busy = agent.is_busy() or bool(self._waiting)
+            submit = self._admission.accept(policy, busy=busy, generation=agent.turn_queue.generation)
+            if submit is None:  # "drop": not saved, not run; the sender gets the server's transcript
+                connection.send(self._transcript_for(connection.id, session.history_json()))
+                connection.send_frame(ChatResponse(id=request_id, done=True))
+                return
+        remember_request(agent, frame.client_tools, frame.body)
+        agent.streams.clear_terminal()  # a new turn supersedes an old failure
+        new_users = tuple(m.id for m in incoming.fresh if m.role == "user")
+        last_user = next((incoming.ids[i] for i in reversed(range(len(incoming.ids)))
+                          if _role_at(frame.messages, i) == "user"), None)
         parent_id = None
-        if frame.is_regeneration and incoming and session.get(incoming.id_at(-1)) is not None:
-            parent_id = incoming.id_at(-1)  # the reply becomes a new branch under this message
+        if frame.is_regeneration and incoming.ids:
+            last = incoming.ids[-1]
+            if session.get(last) is not None or session.get_message(last) is not None:
+                parent_id = last  # the reply becomes a new branch under this message
 
         def new_messages(history: list[Message]) -> list[Message]:
-            return [m for m in fresh if session.get(m.id) is None]  # stored while this turn waited?
+            self._queued.pop(request_id, None)  # saved now, at the front of the queue
+            return incoming.new_messages(session)  # minus any saved while this turn waited
 
         self._waiting[request_id] = new_users or ((last_user,) if last_user else ())
-        turn = TurnRequest(request_id=request_id, messages=new_messages, client_tools=tools,
-                           body=frame.body or None, parent_id=parent_id, sender=connection.id)
+        self._pre_stream[request_id] = None
+        if incoming.fresh:
+            self._queued[request_id] = (connection.id, incoming.fresh)
+        turn = TurnRequest(request_id=request_id, messages=new_messages, client_tools=stored_client_tools(agent),
+                           body=frame.body or None, parent_id=parent_id, sender=connection.id,
+                           admit=self._admission.admit(policy, submit) if submit is not None else None)
+        sender = connection.id
 
         async def run() -> None:
+            result: TurnResult | None = None
             try:
-                await self.agent.run(turn)
+                result = await agent.run(turn)
             except Exception as exc:  # run_turn reports failures itself; this is a bug in it
                 log.exception("turn %s crashed", request_id)
-                self._broadcast_live(ChatResponse(id=request_id, body=f"Internal error: {exc}", done=True,
-                                                  error=True))
+                self.connections.broadcast(encode_frame(ChatResponse(id=request_id, body=f"Internal error: {exc}",
+                                                                     done=True, error=True)))
             finally:
                 self._waiting.pop(request_id, None)
+                self._pre_stream.pop(request_id, None)
+                self._queued.pop(request_id, None)
+                if submit is not None:
+                    self._admission.finished(submit)
+                self._release_parked_if_idle()
+            if result is not None and result.status == "skipped":
+                # superseded by a newer message, or made stale by a clear: only its sender hears
+                self._send_to(sender, ChatResponse(id=request_id, done=True))
 
         self.spawn(run)
+
+    def _server_tools(self) -> set[str]:
+        try:
+            return {name for name, tool in self.agent.all_tools().items() if tool.execute is not None}
+        except Exception:  # a broken get_tools() fails the turn later, with its own error
+            return set()
+
+    def _cancel(self, request_id: str) -> None:
+        agent = self.agent
+        if agent.cancel_chat(request_id) or agent.continuations.cancel(request_id):
+            return
+        running = agent.continuations.running
+        if request_id in self._waiting or (running is not None and running.request_id == request_id):
+            agent.cancellations.cancel_pending(request_id)  # admitted, not started yet
 
     async def _clear(self, connection: Connection) -> None:
         self._clearing = True
@@ -215,50 +260,192 @@ class ChatChannel:
             await self.agent.clear_messages()
         finally:
             self._clearing = False
+        self._admission.reset()
+        self._pre_stream.clear()
+        self._queued.clear()
+        self.awaiting_ack.clear()
+        self._release_parked()
         self.connections.broadcast(encode_frame(ChatClear()), exclude=connection.id)
+
+    async def _tool_result(self, connection: Connection, frame: ToolResult) -> None:
+        agent = self.agent
+        if frame.client_tools:  # a non-empty list replaces the stored one
+            remember_request(agent, frame.client_tools, None, replace_body=False)
+        updated = await agent.tool_updates.add_result(frame.tool_call_id, output=frame.output,
+                                                      error_text=frame.error_text,
+                                                      is_error=frame.state == "output-error")
+        if updated is not None and frame.auto_continue:
+            agent.continuations.request(connection.id)
+
+    async def _tool_approval(self, connection: Connection, frame: ToolApproval) -> None:
+        agent = self.agent
+        updated = await agent.tool_updates.approve(frame.tool_call_id, frame.approved)
+        if updated is not None and frame.auto_continue:
+            agent.continuations.request(connection.id)
+
+    # ---- the resume handshake ------------------------------------------------------------------
+
+    def _situation(self) -> Situation:
+        agent = self.agent
+        streams, continuations = agent.streams, agent.continuations
+        active: ActiveStream | None = None
+        running = continuations.running
+        if streams.live is not None:
+            live = streams.live
+            owner = running.owner if running is not None and running.request_id == live.request_id else None
+            active = ActiveStream(live.request_id, live.continuation, owner)
+        elif streams.orphan is not None:
+            active = ActiveStream(streams.orphan.request_id, streams.orphan.continuation, orphaned=True)
+        waiting = continuations.pending or (running if running is not None and not running.streaming else None)
+        terminal = streams.terminal
+        return Situation(
+            active=active,
+            continuation=PendingTurn(waiting.request_id, waiting.owner) if waiting is not None else None,
+            terminal=terminal.request_id if terminal is not None else None,
+            pre_stream=next(reversed(self._pre_stream), None),
+            connected=frozenset(c.id for c in self.connections))
+
+    def _apply(self, connection: Connection, answer: ProbeAnswer) -> None:
+        connection.send_frame(answer.frame)
+        if answer.action == "await-ack":
+            self.awaiting_ack.add(connection.id)
+        elif answer.action == "park":
+            self.parked.add(connection.id)
+
+    def _ack(self, connection: Connection, request_id: str) -> None:
+        self.awaiting_ack.discard(connection.id)
+        streams = self.agent.streams
+        match plan_ack(self._situation(), request_id):
+            case "replay-live":
+                self._replay(connection, request_id)
+                connection.send_frame(ChatResponse(id=request_id, replay=True, replay_complete=True))
+            case "replay-orphan":
+                self._replay(connection, request_id)
+                connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
+                streams.settle_orphan(request_id)  # its partial was saved when the agent started
+                self._broadcast_transcript(self.agent.session.history_json())
+            case "replay-failed":
+                terminal = streams.terminal
+                self._replay(connection, request_id)
+                connection.send_frame(ChatResponse(id=request_id, body=terminal.body if terminal else "",
+                                                   done=True, error=True))
+            case "done":
+                connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
+            case "ignore":
+                pass
+
+    def _replay(self, connection: Connection, request_id: str) -> None:
+        streams = self.agent.streams
+        chunks = streams.chunks(request_id)
+        live = streams.live
+        if chunks and not (live is not None and live.request_id == request_id):
+            info = streams.get(request_id)
+            if info is not None and info.continuation and info.message_id:
+                # A continuation's stream continues the previous message live; replayed after its
+                # reply was saved as a message of its own, it must rebuild that message instead.
+                chunks[0] = (chunks[0][0], _with_message_id(chunks[0][1], info.message_id))
+        for seq, body in chunks:
+            connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True))
+
+    def _release_parked_if_idle(self) -> None:
+        if not self.parked or self._pre_stream:
+            return
+        continuations = self.agent.continuations
+        if continuations.pending is not None or (continuations.running is not None
+                                                 and not continuations.running.streaming):
+            return
+        self._release_parked()
+
+    def _release_parked(self) -> None:
+        parked, self.parked = self.parked, set()
+        if parked:
+            frame = encode_frame(StreamResumeNone())
+            for connection in self.connections:
+                if connection.id in parked:
+                    connection.send(frame)
+
+    def _send_to(self, connection_id: str, frame: ChatResponse) -> None:
+        text = encode_frame(frame)
+        for connection in self.connections:
+            if connection.id == connection_id:
+                connection.send(text)
 
     # ---- events out ------------------------------------------------------------------------------
 
-    def _broadcast_live(self, frame: ChatResponse) -> None:
+    def _broadcast_chunk(self, frame: ChatResponse) -> None:
         self.connections.broadcast(encode_frame(frame), exclude=self.awaiting_ack or None)
 
     def _message_ids(self, request_id: str, from_event: Sequence[str]) -> tuple[str, ...]:
         return tuple(from_event) or self._waiting.get(request_id, ())
 
-    def _transcript(self, messages: Sequence[Message], *, connect: bool = False) -> str:
+    def _transcript_json(self, messages: Sequence[Message]) -> list[bytes]:
         session = self.agent.session
         path = session.history()
         if len(messages) == len(path) and all(a is b for a, b in zip(messages, path, strict=True)):
-            return encode_transcript(session.history_json(), connect=connect)  # stored JSON, not re-encoded
-        return encode_transcript([m.dumps() for m in messages], connect=connect)
+            return session.history_json()  # stored JSON, not re-encoded
+        return [m.dumps() for m in messages]
+
+    def _transcript_for(self, connection_id: str, message_json: list[bytes], *, connect: bool = False) -> str:
+        """The transcript as `connection_id` must see it: with its own new messages that wait in
+        the queue (saved when their turn starts) at the end, as the client shows them. Without
+        them a transcript sent meanwhile would take the message off the sender's screen."""
+        own = [m for sender, fresh in self._queued.values() if sender == connection_id for m in fresh]
+        if own:
+            message_json = [*message_json, *(m.dumps() for m in own)]
+        return encode_transcript(message_json, connect=connect)
+
+    def _broadcast_transcript(self, message_json: list[bytes], *, exclude: str | None = None) -> None:
+        senders = {sender for sender, _ in self._queued.values()}
+        text = encode_transcript(message_json)
+        for connection in self.connections:
+            if connection.id == exclude:
+                continue
+            connection.send(self._transcript_for(connection.id, message_json) if connection.id in senders else text)
 
     async def _on_event(self, event: TurnEvent) -> None:
         match event:
-            case ChunkEvent(request_id=request_id, seq=seq, chunk=chunk, continuation=continuation):
-                stream = self.stream
-                if stream is None or stream.request_id != request_id:
-                    stream = self.stream = ActiveStream(request_id, continuation)
-                body = chunk_body(chunk)
-                stream.chunks.append((seq, body))
-                self._broadcast_live(ChatResponse(id=request_id, body=body, seq=seq, continuation=continuation))
+            case ChunkEvent(request_id=request_id, seq=seq, continuation=continuation):
+                body = self.agent.streams.body_of(event)
+                self._broadcast_chunk(ChatResponse(id=request_id, body=body, seq=seq, continuation=continuation))
             case TurnStarted(request_id=request_id, continuation=continuation):
-                self.stream = ActiveStream(request_id, continuation)
+                self._pre_stream.pop(request_id, None)
+                if continuation:
+                    self.agent.continuations.mark_streaming(request_id)
+                self._offer_to_parked(request_id)
             case TurnFailed(request_id=request_id, error=text, continuation=continuation, user_message_ids=ids):
                 self._failed.add(request_id)
-                self._broadcast_live(ChatResponse(
+                self.connections.broadcast(encode_frame(ChatResponse(
                     id=request_id, body=text, error=True, continuation=continuation,
-                    message_ids=None if continuation else self._message_ids(request_id, ids)))
+                    message_ids=None if continuation else self._message_ids(request_id, ids))))
             case TranscriptChanged(messages=messages, exclude=exclude):
                 if self._clearing and not messages:
                     return  # a client's clear: the others get cf_agent_chat_clear instead
-                self.connections.broadcast(self._transcript(messages), exclude=exclude)
+                self._broadcast_transcript(self._transcript_json(messages), exclude=exclude)
+            case MessageChanged(message=message):
+                self.connections.broadcast(encode_frame(MessageUpdated(message)))
+            case AgentToolEvent(sequence=sequence, event=payload, parent_tool_call_id=parent):
+                frame = {"type": "agent-tool-event", "sequence": sequence, "event": payload}
+                if parent is not None:
+                    frame["parentToolCallId"] = parent
+                self.connections.broadcast(orjson.dumps(frame).decode())
             case TurnFinished():
                 self._finish(event)
+
+    def _offer_to_parked(self, request_id: str) -> None:
+        parked, self.parked = self.parked, set()
+        if not parked:
+            return
+        frame = encode_frame(StreamResuming(request_id))
+        for connection in self.connections:
+            if connection.id in parked:
+                connection.send(frame)
+                self.awaiting_ack.add(connection.id)
 
     def _finish(self, event: TurnFinished) -> None:
         request_id = event.request_id
         failed_mid_stream = request_id in self._failed
         self._failed.discard(request_id)
+        self._pre_stream.pop(request_id, None)
         if event.outcome == "skipped":  # the chat was cleared while it waited
             frame = ChatResponse(id=request_id, done=True)
         elif event.outcome == "error" and not failed_mid_stream:  # failed before it streamed
@@ -267,7 +454,25 @@ class ChatChannel:
             frame = ChatResponse(
                 id=request_id, done=True, outcome=event.outcome, continuation=event.continuation,
                 message_ids=None if event.continuation else self._message_ids(request_id, event.user_message_ids))
-        self._broadcast_live(frame)
-        if self.stream is not None and self.stream.request_id == request_id:
-            self.stream = None
-            self.awaiting_ack.clear()  # a late ACK gets {"done":true,"replay":true}
+        # The stream is over: connections still to ACK it get the end now, and the lone
+        # {"done":true,"replay":true} when their ACK arrives.
+        self.awaiting_ack.clear()
+        self.connections.broadcast(encode_frame(frame))
+        self._release_parked_if_idle()
+        self.agent.continuations.poke()  # a waiting continuation may start now
+
+
+def _role_at(messages: Sequence[Message], index: int) -> object:
+    role_at = getattr(messages, "role_at", None)
+    return role_at(index) if role_at is not None else messages[index].role
+
+
+def _with_message_id(body: str, message_id: str) -> str:
+    try:
+        chunk = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    if not isinstance(chunk, dict) or chunk.get("type") != "start" or chunk.get("messageId"):
+        return body
+    chunk["messageId"] = message_id
+    return orjson.dumps(chunk).decode()

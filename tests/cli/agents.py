@@ -1,0 +1,81 @@
+"""The agent `think chat` talks to in the CLI tests: a `Think` with a scripted model and tools.
+
+What the model answers depends on the last user message:
+
+* `hello …`  → reasoning, then `Hello! You said: …`;
+* `slow …`   → `w01 w02 w03 ` then waits until the turn is cancelled;
+* `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
+* `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
+* `notify …` → calls `notify_team`, which needs a person's approval;
+* anything else → `Echo: <text>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from think import Think, tool
+from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think.testing import HANG, ScriptedModel, call, error, reasoning, text
+from think.testing.models import Reply
+
+NOTIFIED: list[str] = []
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@tool(needs_approval=True)
+def notify_team(message: str) -> str:
+    """Send a message to the team (recorded, not delivered).
+
+    Args:
+        message: What to tell them.
+    """
+    NOTIFIED.append(message)
+    return f"Sent: {message}"
+
+
+def _last_user_text(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if isinstance(message, UserMessage):
+            return "".join(part.text for part in message.content if isinstance(part, TextContent))
+    return ""
+
+
+def script(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if isinstance(last, ToolMessage):
+        result = last.results[0]
+        return f"The sum is {result.output}." if result.name == "add" else f"Done: {result.output}"
+    said = _last_user_text(request)
+    if said.startswith("hello"):
+        return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
+    if said.startswith("slow"):
+        return [text("w01 w02 w03 "), HANG]
+    if said.startswith("boom"):
+        return [text("About to fail. "), error("mock model exploded")]
+    if said.startswith("add"):
+        a, b = (int(word) for word in said.split()[1:3])
+        return call("add", a=a, b=b)
+    if said.startswith("notify"):
+        return call("notify_team", message="The deploy finished")
+    return f"Echo: {said}"
+
+
+class CliChat(Think):
+    """Served at `/agents/cli-chat/<name>`; see the module docstring for its answers."""
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(script, chunk_delay=0.002, model_id="scripted-cli")
+
+    def get_tools(self) -> list[Any]:
+        return [add, notify_team]

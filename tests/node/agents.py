@@ -1,0 +1,109 @@
+"""The agent the npm client scenarios talk to: a `Think` with a scripted model and a server tool.
+
+What the model answers depends on the last user message:
+
+* `hello …`  → reasoning, then `Hello! You said: …`, streamed a word at a time;
+* `slow …`   → `w01 w02 w03 ` then waits until the turn is cancelled;
+* `gated …`  → `w01 w02 w03 `, waits for the `open_gate` RPC, then `w04 w05`;
+* `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
+* `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
+* anything else → `Echo: <text>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from think import Think, callable, tool
+from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think.models.events import Finish, StreamEvent, TextDelta
+from think.testing import HANG, ScriptedModel, call, error, reasoning, text
+from think.testing.models import Reply
+
+CHUNK_DELAY = 0.002
+"""Seconds between streamed events."""
+SLOW_CHUNK_DELAY = 0.03
+"""For `hello …`: slow enough that the client renders the answer several times as it grows
+(`useAgentChat` throttles renders to one per 50 ms)."""
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+def _last_user_text(request: ModelRequest) -> str:
+    for message in reversed(request.messages):
+        if isinstance(message, UserMessage):
+            return "".join(part.text for part in message.content if isinstance(part, TextContent))
+    return ""
+
+
+def script(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if isinstance(last, ToolMessage):
+        return f"The sum is {last.results[0].output}."
+    said = _last_user_text(request)
+    if said.startswith("hello"):
+        return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
+    if said.startswith("slow"):
+        return [text("w01 w02 w03 "), HANG]
+    if said.startswith("boom"):
+        return [text("About to fail. "), error("mock model exploded")]
+    if said.startswith("add"):
+        a, b = (int(word) for word in said.split()[1:3])
+        return call("add", a=a, b=b)
+    return f"Echo: {said}"
+
+
+class GatedModel:
+    """Streams `w01 w02 w03 `, waits for the agent's gate, then streams `w04 w05`."""
+
+    model_id = "gated"
+
+    def __init__(self, agent: NodeChat) -> None:
+        self.agent = agent
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        for word in ("w01 ", "w02 ", "w03 "):
+            yield TextDelta(word)
+        await self.agent.gate().wait()
+        for word in ("w04 ", "w05"):
+            yield TextDelta(word)
+        yield Finish("stop")
+
+
+class NodeChat(Think):
+    """Served at `/agents/node-chat/<name>`; see the module docstring for its answers."""
+
+    _gate: anyio.Event | None = None
+
+    def get_model(self) -> ScriptedModel | GatedModel:
+        history = self.session.history()
+        said = history[-1].text if history and history[-1].role == "user" else ""
+        if said.startswith("gated"):
+            return GatedModel(self)
+        return ScriptedModel(script, chunk_delay=SLOW_CHUNK_DELAY if said.startswith("hello") else CHUNK_DELAY)
+
+    def get_tools(self) -> list[Any]:
+        return [add]
+
+    def gate(self) -> anyio.Event:
+        if self._gate is None:
+            self._gate = anyio.Event()
+        return self._gate
+
+    @callable
+    def open_gate(self) -> str:
+        """Let gated turns finish (once opened, the gate of this instance stays open)."""
+        self.gate().set()
+        return "open"

@@ -1,0 +1,267 @@
+// Runs the npm-client scenarios against a live server and prints one JSON result on stdout.
+//
+//   node drive.mjs '{"host":"127.0.0.1:8000","agent":"NodeChat","run":"<unique suffix>","only":[...]}'
+//
+// Every scenario opens one or more tabs (tab.mjs: a worker rendering the real `useAgent` +
+// `useAgentChat`), drives them the way a person would (send, stop, clear, regenerate, reload),
+// and returns what each tab ended with: messages, status, error, onTurnEnd events, and every
+// WebSocket frame and HTTP request it exchanged. The pytest side asserts on all of it. Scenarios
+// run concurrently, each in its own agent instance (room), to keep the batch fast.
+
+import { Worker } from "node:worker_threads";
+
+const plan = JSON.parse(process.argv[2] ?? "{}");
+process.env.NODE_ENV ??= "production"; // the tabs' React build; workers copy this environment
+
+const WAIT_MS = plan.waitMs ?? 10_000;
+
+class Tab {
+  constructor(label, room) {
+    this.label = label;
+    this.room = room;
+    this.nextId = 0;
+    this.pending = new Map();
+    this.worker = new Worker(new URL("./tab.mjs", import.meta.url), { workerData: { label } });
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.once("error", reject);
+      this.worker.on("message", (message) => {
+        if (message.ready) {
+          resolve();
+          return;
+        }
+        const waiter = this.pending.get(message.id);
+        if (!waiter) return;
+        this.pending.delete(message.id);
+        if (message.ok) waiter.resolve(message.value);
+        else {
+          const error = new Error(`tab ${label}: ${message.error}`);
+          error.state = message.state;
+          waiter.reject(error);
+        }
+      });
+    });
+    this.worker.on("error", (error) => {
+      for (const waiter of this.pending.values()) waiter.reject(error);
+      this.pending.clear();
+    });
+  }
+
+  async request(op, args) {
+    await this.ready;
+    const id = this.nextId++;
+    return await new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  mount() {
+    return this.request("mount", { host: plan.host, agent: plan.agent, name: this.room });
+  }
+
+  waitFor(source, timeoutMs = WAIT_MS) {
+    return this.request("waitFor", { source: String(source), timeoutMs });
+  }
+
+  /** Mounted, initial messages loaded, socket open and the resume probe answered. */
+  waitReady() {
+    return this.waitFor(
+      `(s) => s.status === "ready" && s.sockets.length > 0 && s.sockets.at(-1).events.some((e) => e.dir === "in" &&
+        /"type":"cf_agent_stream_resume_(none|resuming)"/.test(e.data))`,
+    );
+  }
+
+  /** Wait until the tab's first `count` requests have settled, each got its done frame, and the chat is idle. */
+  waitIdle(count) {
+    return this.waitFor(
+      `(s) => {
+        if (s.sends.length < ${count} || !s.sends.slice(0, ${count}).every((x) => x.settled)) return false;
+        if (s.status === "submitted" || s.status === "streaming" || s.isServerStreaming) return false;
+        const frames = s.sockets.flatMap((k) => k.events);
+        const sent = frames.filter((e) => e.dir === "out").map((e) => JSON.parse(e.data))
+          .filter((f) => f.type === "cf_agent_use_chat_request").map((f) => f.id);
+        const done = new Set(frames.filter((e) => e.dir === "in").map((e) => JSON.parse(e.data))
+          .filter((f) => f.type === "cf_agent_use_chat_response" && f.done).map((f) => f.id));
+        return sent.length >= ${count} && sent.every((id) => done.has(id));
+      }`,
+    );
+  }
+
+  send(text) {
+    return this.request("send", { text });
+  }
+
+  regenerate() {
+    return this.request("regenerate");
+  }
+
+  stop() {
+    return this.request("stop");
+  }
+
+  clear() {
+    return this.request("clear");
+  }
+
+  rpc(method, ...args) {
+    return this.request("rpc", { method, args });
+  }
+
+  state() {
+    return this.request("state");
+  }
+
+  /** Unmount (the socket closes), stop the worker, return what the tab saw. */
+  async close() {
+    const final = await this.request("unmount");
+    await this.worker.terminate();
+    return final;
+  }
+
+  async kill() {
+    await this.worker.terminate();
+  }
+}
+
+const lastText = (s) => `(s) => { const m = s.messages.at(-1); return m && m.role === "assistant" &&
+  m.parts.filter((p) => p.type === "text").map((p) => p.text).join("") === ${JSON.stringify(s)}; }`;
+const messageCount = (n) => `(s) => s.messages.length === ${n}`;
+
+// ---- scenarios --------------------------------------------------------------------------------------
+// Each gets `open(label)` (a mounted tab in the scenario's own room) and returns the tabs' final states.
+
+const scenarios = {
+  /** One tab: a streamed answer with reasoning, then a second turn (the transcript grows). */
+  async send_stream({ open }) {
+    const a = await open("A");
+    const ready = await a.state();
+    await a.send("hello streaming world");
+    await a.waitIdle(1);
+    await a.send("again");
+    await a.waitIdle(2);
+    return { A: await a.close(), ready };
+  },
+
+  /** Two turns, then a reload (a new tab): history over HTTP get-messages and over the socket. */
+  async reload({ open }) {
+    const a = await open("A");
+    await a.send("one");
+    await a.waitIdle(1);
+    await a.send("two");
+    await a.waitIdle(2);
+    const before = await a.close();
+    const b = await open("reloaded");
+    const reloaded = await b.state();
+    await b.send("three");
+    await b.waitIdle(1);
+    return { A: before, reloaded_at_mount: reloaded, reloaded: await b.close() };
+  },
+
+  /** Stop a streaming answer: the partial is kept, the conversation goes on. */
+  async cancel({ open }) {
+    const a = await open("A");
+    await a.send("slow please");
+    await a.waitFor(lastText("w01 w02 w03 "));
+    await a.stop();
+    await a.waitIdle(1);
+    await a.waitFor(`(s) => s.sockets[0].events.some((e) => e.dir === "in" && e.data.includes('"outcome":"aborted"'))`);
+    const afterStop = await a.state();
+    await a.send("after cancel");
+    await a.waitIdle(2);
+    return { A: await a.close(), after_stop: afterStop };
+  },
+
+  /** Clear in one tab: both tabs and the server are empty; the conversation restarts. */
+  async clear({ open }) {
+    const a = await open("A");
+    const b = await open("B");
+    await a.send("to be cleared");
+    await a.waitIdle(1);
+    await b.waitFor(messageCount(2));
+    await a.clear();
+    await a.waitFor(messageCount(0));
+    await b.waitFor(messageCount(0));
+    await b.send("after clear");
+    await b.waitIdle(1);
+    await a.waitFor(messageCount(2));
+    const c = await open("C"); // a fresh tab loads the post-clear history
+    return { A: await a.close(), B: await b.close(), C: await c.close() };
+  },
+
+  /** Two tabs: B watches A's answer stream live, opens the gate by RPC, both end identical. */
+  async two_tabs({ open }) {
+    const a = await open("A");
+    const b = await open("B");
+    await a.send("gated two tabs");
+    await a.waitFor(lastText("w01 w02 w03 "));
+    const bLive = await b.waitFor(`(s) => s.isServerStreaming && (${lastText("w01 w02 w03 ")})(s)`);
+    const gate = await b.rpc("open_gate");
+    await a.waitIdle(1);
+    await b.waitFor(`(s) => !s.isServerStreaming && (${lastText("w01 w02 w03 w04 w05")})(s)`);
+    return { A: await a.close(), B: await b.close(), B_live: bLive, gate };
+  },
+
+  /** A server tool call: input streamed, output from the server, then the final answer. */
+  async server_tool({ open }) {
+    const a = await open("A");
+    await a.send("add 2 3");
+    await a.waitIdle(1);
+    return { A: await a.close() };
+  },
+
+  /** The model fails mid-answer: the error reaches useChat, the partial is kept, the next turn works. */
+  async model_error({ open }) {
+    const a = await open("A");
+    await a.send("boom now");
+    await a.waitIdle(1);
+    const failed = await a.state();
+    await a.send("after error");
+    await a.waitIdle(2);
+    return { A: await a.close(), after_error: failed };
+  },
+
+  /** Regenerate replaces the last answer; a reload shows only the new one. */
+  async regenerate({ open }) {
+    const a = await open("A");
+    await a.send("regen me");
+    await a.waitIdle(1);
+    const first = await a.state();
+    await a.regenerate();
+    await a.waitIdle(2);
+    const final = await a.close();
+    const b = await open("reloaded");
+    return { A: final, first, reloaded: await b.close() };
+  },
+};
+
+async function runScenario(name) {
+  const room = `${name.replaceAll("_", "-")}-${plan.run ?? "x"}`;
+  const tabs = [];
+  const open = async (label) => {
+    const tab = new Tab(label, room);
+    tabs.push(tab);
+    await tab.mount();
+    await tab.waitReady();
+    return tab;
+  };
+  const t0 = Date.now();
+  try {
+    const result = await scenarios[name]({ open });
+    return { ok: true, room, ms: Date.now() - t0, result };
+  } catch (error) {
+    return { ok: false, room, ms: Date.now() - t0, error: error?.stack ?? String(error), state: error?.state ?? null };
+  } finally {
+    await Promise.all(tabs.map((tab) => tab.kill()));
+  }
+}
+
+const names = plan.only ?? Object.keys(scenarios);
+const unknown = names.filter((name) => !(name in scenarios));
+if (unknown.length) {
+  console.error(`unknown scenarios: ${unknown.join(", ")}`);
+  process.exit(2);
+}
+const results = plan.serial
+  ? await names.reduce(async (acc, name) => ({ ...(await acc), [name]: await runScenario(name) }), {})
+  : Object.fromEntries(await Promise.all(names.map(async (name) => [name, await runScenario(name)])));
+process.stdout.write(`${JSON.stringify({ node: process.version, scenarios: results })}\n`);
