@@ -142,8 +142,75 @@ def _to_jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What a function's signature and docstring say, built once per function definition."""
+
+    model: type[BaseModel]
+    schema: JSONObject
+    summary: str
+    fields: tuple[str, ...]
+    positional: tuple[str, ...]
+    wants_context: bool
+
+
+_SHAPES: dict[tuple[Any, ...], _Shape] = {}
+
+
+def _shape_key(fn: Callable[..., Any]) -> tuple[Any, ...] | None:
+    # Closures made from one `def` (a tool built per agent) share code, annotations and docstring;
+    # building a pydantic model for each would cost milliseconds per agent.
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    try:
+        annotations = tuple(sorted((k, repr(v)) for k, v in getattr(fn, "__annotations__", {}).items()))
+        defaults = repr(getattr(fn, "__defaults__", None)) + repr(getattr(fn, "__kwdefaults__", None))
+    except Exception:
+        return None
+    return (code, annotations, defaults, fn.__doc__, getattr(fn, "__module__", None))
+
+
+def _shape(fn: Callable[..., Any]) -> _Shape:
+    key = _shape_key(fn)
+    if key is not None and (cached := _SHAPES.get(key)) is not None:
+        return cached
+    shape = _build_shape(fn)
+    if key is not None and len(_SHAPES) < 4096:
+        _SHAPES[key] = shape
+    return shape
+
+
 def _from_function(fn: Callable[..., Any], *, name: str | None, description: str | None,
                    needs_approval: NeedsApproval, recovery: Literal["report", "rerun"]) -> Tool:
+    shape = _shape(fn)
+    model, fields, positional, wants_context = shape.model, shape.fields, shape.positional, shape.wants_context
+
+    def validate(arguments: JSONObject) -> JSONObject:
+        try:
+            parsed = model.model_validate(arguments)
+        except ValidationError as exc:
+            raise InvalidToolInput(_describe_validation_error(exc)) from exc
+        return {key: getattr(parsed, key) for key in fields}
+
+    def execute(arguments: JSONObject, ctx: ToolContext) -> Any:
+        leading = [ctx] if wants_context else []
+        leading += [arguments[key] for key in positional if key in arguments]
+        keywords = {k: v for k, v in arguments.items() if k not in positional}
+        return fn(*leading, **keywords)
+
+    return Tool(
+        name=name or fn.__name__,
+        description=description if description is not None else shape.summary,
+        input_schema=shape.schema,
+        execute=execute,
+        needs_approval=needs_approval,
+        validate_input=validate,
+        recovery=recovery,
+    )
+
+
+def _build_shape(fn: Callable[..., Any]) -> _Shape:
     signature = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -169,31 +236,8 @@ def _from_function(fn: Callable[..., Any], *, name: str | None, description: str
         if isinstance(prop, dict):
             prop.pop("title", None)
     schema.setdefault("properties", {})
-
-    def validate(arguments: JSONObject) -> JSONObject:
-        try:
-            parsed = model.model_validate(arguments)
-        except ValidationError as exc:
-            raise InvalidToolInput(_describe_validation_error(exc)) from exc
-        return {key: getattr(parsed, key) for key in fields}
-
-    positional = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
-
-    def execute(arguments: JSONObject, ctx: ToolContext) -> Any:
-        leading = [ctx] if wants_context else []
-        leading += [arguments[key] for key in positional if key in arguments]
-        keywords = {k: v for k, v in arguments.items() if k not in positional}
-        return fn(*leading, **keywords)
-
-    return Tool(
-        name=name or fn.__name__,
-        description=description if description is not None else summary,
-        input_schema=schema,
-        execute=execute,
-        needs_approval=needs_approval,
-        validate_input=validate,
-        recovery=recovery,
-    )
+    positional = tuple(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
+    return _Shape(model, schema, summary, tuple(fields), positional, wants_context)
 
 
 def _describe_validation_error(exc: ValidationError) -> str:
