@@ -38,6 +38,8 @@ from think.hooks import (
 )
 from think.messages import JSONObject, Message
 from think.models.base import Model
+from think.recovery import MIGRATIONS as RECOVERY_MIGRATIONS
+from think.recovery import ChatRecovery, ChatRecoveryPolicy, ExhaustedContext, RecoveryContext, RecoveryDecision
 from think.runtime.agent import Agent
 from think.runtime.rpc import callable as rpc_callable
 from think.scheduling.tasks import ScheduledTasks, ScheduledTaskSpec
@@ -116,10 +118,15 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`
     or `{"strategy": "debounce", "debounce_ms": 750}` (see `think.turns.concurrency`)."""
+    chat_recovery: ChatRecoveryPolicy = ChatRecoveryPolicy()
+    """Budgets for finishing turns a crash or a stalled stream interrupted (see `think.recovery`)."""
+    chat_stream_stall_timeout_ms: int = 0
+    """Recover a turn whose stream gave no chunk for this long (tool time included); 0: off."""
 
     _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
-                                                        *SUB_AGENT_MIGRATIONS, *ATTACHMENT_MIGRATIONS)
+                                                        *SUB_AGENT_MIGRATIONS, *ATTACHMENT_MIGRATIONS,
+                                                        *RECOVERY_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -144,6 +151,8 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         self.submissions = Submissions(self)
         self.sub_agents = SubAgents(self, self.db)
         self.scheduled_tasks = ScheduledTasks(self)
+        self.recovery = ChatRecovery(self)
+        """Durable fibers of running turns and the recovery of interrupted ones."""
 
     # ---- override points -------------------------------------------------------------------------
 
@@ -214,6 +223,19 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         """After a turn that streamed has ended and its reply is persisted."""
         return None
 
+    async def on_chat_recovery(self, ctx: RecoveryContext) -> RecoveryDecision | dict[str, bool] | None:
+        """A turn was interrupted (a crash, a stalled stream) and is about to be recovered: return
+        `RecoveryDecision(persist=…, continue_=…)` (or `{"persist": …, "continue": …}`); None: both."""
+        return None
+
+    async def on_exhausted(self, ctx: ExhaustedContext) -> None:
+        """An interrupted turn is given up (`ctx.reason`); clients get `ctx.terminal_message`."""
+        return None
+
+    def stash(self, data: Any) -> None:
+        """Keep JSON `data` with the running turn; a recovery of it gets it as `recovery_data`."""
+        self.recovery.stash(data)
+
     async def on_chat_error(self, error: BaseException, ctx: ChatErrorContext) -> BaseException | str | None:
         """A turn failed (`ctx.stage`, `ctx.messages_persisted`); return a replacement error (its
         text is what clients see), or None to keep this one."""
@@ -254,11 +276,13 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         await super()._framework_start()
         self.sessions.configure(self.session)
         await recover_interrupted_streams(self)  # a turn the last process did not finish
+        await self.recovery.start()  # …is retried or continued, within its budget
         self.scheduled_tasks.reconcile()
         self.submissions.start()  # recover what a dead process left running, drain what waits
 
     async def _hibernate(self) -> None:
         await self.submissions.stop()
+        await self.recovery.stop()
         await super()._hibernate()
 
     # ---- configuration -------------------------------------------------------------------------
@@ -304,6 +328,7 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         self.continuations.reset()
         self.session.clear()
         self.streams.clear()
+        self.recovery.clear()
         forget_request(self)
         await self.fanout.publish(TranscriptChanged(()))
         await self.submissions.skip_pending()
@@ -311,7 +336,8 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
     # ---- turns -----------------------------------------------------------------------------------
 
     def is_busy(self) -> bool:
-        return self._turns_running > 0 or self.turn_queue.busy or self.continuations.busy or self.submissions.busy
+        return (self._turns_running > 0 or self.turn_queue.busy or self.continuations.busy or self.submissions.busy
+                or self.recovery.busy)
 
     async def run(self, turn: TurnRequest) -> TurnResult:
         """Admit a turn and wait for it to finish (the entry every turn path goes through)."""

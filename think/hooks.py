@@ -205,7 +205,8 @@ class TurnConfig:
     """Structured output: a pydantic model class or a JSON Schema (a dict). The model answers by
     calling the `final_answer` tool; `TurnResult.output` is the parsed answer. See `think.turns.output`."""
     stream_stall_timeout_ms: int | None = None
-    """Stream stall watchdog for this turn (0: off). Accepted now, enforced by chat recovery."""
+    """Stream-stall watchdog for this turn, in ms (0: off; None: the agent's setting). A stall keeps the
+    partial reply and goes through chat recovery."""
 
 
 ChatErrorStage = Literal["parse", "persist", "turn", "stream", "recovery", "transcript"]

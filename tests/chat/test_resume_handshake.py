@@ -28,7 +28,7 @@ async def test_a_failed_turn_is_told_again_on_every_reconnect_until_the_next_tur
     assert failed[-1]["outcome"] == "error"
     await ws.close()
     for attempt in range(2):  # a reload, then another: the failure is delivered both times
-        ws = await ws_connect(tool_server.agent_url("tool-chat", "failing"))
+        ws = await ws_connect(tool_server.agent_url("tool-chat", "failing"), max_queue=None)
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": f"p{attempt}"}))
         greeting = await recv_until(ws, lambda f: "probeId" in f)
         assert greeting[0]["type"] == "cf_agent_chat_messages"  # no stream runs: the transcript comes
@@ -71,7 +71,7 @@ async def test_a_stream_a_restart_interrupted_is_saved_replayed_and_closed(tmp_p
         words = saved[1]["parts"][-1]["text"].split()
         assert [m["id"] for m in saved] == ["u1", "a1"] and words == [f"w{i}" for i in range(len(words))]
         assert len(words) >= 20  # every row written before the crash
-        ws = await ws_connect(url)
+        ws = await ws_connect(url, max_queue=None)
         assert await recv(ws) == {"type": "cf_agent_stream_resuming", "id": "r1"}  # no transcript
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": "p"}))
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_ack", "id": "r1"}))
@@ -93,7 +93,7 @@ async def test_a_tab_that_connects_before_the_stream_starts_is_told_it_is_pendin
     # debounced-chat answers an overlapping message only after 300 ms of quiet: e3 is accepted, e2
     # superseded, and e3 waits out its window after the held turn e1 ends: the pre-stream window.
     url = tool_server.agent_url("debounced-chat", "early")
-    sender = await ws_connect(url + "?_pk=tab-a")
+    sender = await ws_connect(url + "?_pk=tab-a", max_queue=None)
     await sender.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": "p0"}))
     await recv_until(sender, lambda f: "probeId" in f)
     await sender.send(chat_request("e1", [user("gated one", "v1")]))
@@ -102,7 +102,7 @@ async def test_a_tab_that_connects_before_the_stream_starts_is_told_it_is_pendin
     await sender.send(chat_request("e3", [user("gated one", "v1"), user("two", "v2"), user("three", "v3")]))
     async with tool_connect("early", agent="debounced-chat") as control:
         await control.call("open_gate")
-        late = await ws_connect(url + "?_pk=tab-b")
+        late = await ws_connect(url + "?_pk=tab-b", max_queue=None)
         first = await recv(late)
         assert first == {"type": "cf_agent_stream_pending", "id": "e3"}
         assert (await recv(late))["type"] == "cf_agent_chat_messages"
@@ -129,7 +129,7 @@ async def test_a_continuation_owned_by_another_open_tab_is_not_offered(tool_serv
         await (await owner.send_chat("locate me"))
         await owner.send(ToolResult(tool_call_id="loc1", tool_name="get_location", output="here", auto_continue=True))
         await other.wait_until(lambda c: any(t.continuation and t.text == "w01 w02 w03 " for t in c.turns.values()))
-        ws = await ws_connect(tool_server.agent_url("tool-chat", "owned"))
+        ws = await ws_connect(tool_server.agent_url("tool-chat", "owned"), max_queue=None)
         first = await recv(ws)
         assert first["type"] == "cf_agent_stream_resuming"  # offered on connect, as Think does
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": "p"}))

@@ -38,7 +38,7 @@ async def recv_until(ws: ClientConnection, done: Any) -> list[dict[str, Any]]:
 
 
 async def open_tab(server: LiveServer, name: str, tab: str) -> ClientConnection:
-    ws = await ws_connect(f"{server.agent_url('tool-chat', name)}?_pk={tab}")
+    ws = await ws_connect(f"{server.agent_url('tool-chat', name)}?_pk={tab}", max_queue=None)
     await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": f"{tab}-p0"}))
     await recv_until(ws, lambda f: f.get("probeId") == f"{tab}-p0")
     return ws

@@ -36,6 +36,7 @@ from think.messages import Message
 from think.protocol.codec import encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
+    ChatRecovering,
     ChatRequest,
     ChatRequestCancel,
     ChatResponse,
@@ -58,6 +59,7 @@ from think.stream.fanout import (
     AgentToolEvent,
     ChunkEvent,
     MessageChanged,
+    Recovering,
     TranscriptChanged,
     TurnEvent,
     TurnFailed,
@@ -430,6 +432,8 @@ class ChatChannel:
                 self.connections.broadcast(orjson.dumps(frame).decode())
             case TurnFinished():
                 self._finish(event)
+            case Recovering(request_id=request_id, recovering=recovering):
+                self.connections.broadcast(encode_frame(ChatRecovering(recovering, request_id)))
 
     def _offer_to_parked(self, request_id: str) -> None:
         parked, self.parked = self.parked, set()

@@ -103,8 +103,17 @@ class AgentToolEvent:
     parent_tool_call_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Recovering:
+    """An interrupted turn is being recovered (`recovering=True`) or no longer is (the
+    `cf_agent_chat_recovering` frame); `request_id` is the interrupted turn's."""
+
+    request_id: str
+    recovering: bool
+
+
 TurnEvent = (ChunkEvent | TurnStarted | TurnFailed | TurnFinished | TranscriptChanged | SessionChanged
-             | MessageChanged | AgentToolEvent)
+             | MessageChanged | AgentToolEvent | Recovering)
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 

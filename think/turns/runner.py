@@ -92,19 +92,24 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         return TurnResult(request_id=request_id, status="skipped", continuation=turn.continuation,
                           user_message_ids=user_ids)
 
+    agent.recovery.begin(turn, session)  # durable from here: a crash is recovered at the next start
     try:
         prepared = await _prepare(agent, turn, session)
     except Exception as exc:
-        return await _fail_before_stream(agent, turn, exc, stage="turn", persisted=bool(saved), fanout=fanout)
+        failed = await _fail_before_stream(agent, turn, exc, stage="turn", persisted=bool(saved), fanout=fanout)
+        await agent.recovery.end(request_id, "error")
+        return failed
     model, request, tools, max_steps, send_reasoning, extras = prepared
 
     reply = Message(id=str(uuid.uuid4()), role="assistant")
     fold = Fold(reply, continuation=turn.continuation)
     attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
+    stall = agent.recovery.watchdog(turn, extras.stall_timeout_ms)
 
     async def emit(chunk: JSONObject) -> None:
         nonlocal seq
+        stall.touch()
         fold.apply(chunk)
         attachments.observe(chunk)
         if fold.cross_message:  # the output of a call made in an earlier message (an approved tool)
@@ -128,7 +133,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         failure: BaseException | str | None = None  # what classify_chat_error looks at
         result: LoopResult | None = None
         try:
-            with agent.cancellations.scope(request_id) as scope:
+            with agent.cancellations.scope(request_id) as scope, stall:
                 result = await run_loop(
                     model, request, tools, emit=emit, hooks=_hooks(agent, session, request), max_steps=max_steps,
                     message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
@@ -138,7 +143,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                     resolve_model=agent.resolve_model,
                     approved_calls=approved_calls(session.history()) if turn.continuation else (),
                     stop_when=extras.stop_when, max_retries=extras.max_retries)
-            if scope.cancelled_caught:
+            if scope.cancelled_caught or stall.fired:  # a stall: closed cleanly, then recovered
                 status = "aborted"
             elif result is not None and result.status == "error":
                 status, error = "error", result.error
@@ -173,6 +178,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                           continuation=turn.continuation, user_message_ids=user_ids,
                           attachments=tuple(attachments.kept), output=output)
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
+    await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
     if stored is not None:
         await session.compact_if_needed()
     try:

@@ -1,0 +1,89 @@
+"""The agent the crash loop serves in a subprocess (`tests.recovery.crash_app:app`).
+
+`Crashy` answers a question in two steps: "Let me check. " and a call of the `record` tool (which
+logs `start <call id>` / `end <call id>` to `THINK_TEST_TOOLS` around a short sleep), then a slow
+answer `Answer to <q>: w0 … w15 END.`, a word every 30 ms. Continuing a cut answer it streams only
+the words still missing, as a model given the partial would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from think import Think, tool
+from think.models.base import AssistantMessage, ModelRequest, TextContent, ToolCallContent, ToolMessage, UserMessage
+from think.models.events import Finish, StreamEvent, TextDelta, ToolCallReady, ToolCallStart
+from think.tools.tool import ToolContext
+
+PREFACE = "Let me check. "
+
+
+def answer(question: str) -> str:
+    return f"Answer to {question}: " + " ".join(f"w{k}" for k in range(16)) + " END."
+
+
+def _log(line: str) -> None:
+    path = os.environ.get("THINK_TEST_TOOLS")
+    if path:
+        with Path(path).open("a") as out:
+            out.write(line + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+
+@tool
+async def record(ctx: ToolContext, query: str) -> str:
+    """Look something up (slowly)."""
+    _log(f"start {ctx.tool_call_id}")
+    await anyio.sleep(0.15)
+    _log(f"end {ctx.tool_call_id}")
+    return f"noted {query}"
+
+
+class CrashModel:
+    model_id = "crash"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        messages = list(request.messages)
+        last_user = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
+        question = "".join(c.text for c in messages[last_user].content if isinstance(c, TextContent)) \
+            if last_user >= 0 else ""
+        after = messages[last_user + 1:]
+        said = "".join(c.text for m in after if isinstance(m, AssistantMessage)
+                       for c in m.content if isinstance(c, TextContent))
+        called = any(isinstance(c, ToolCallContent) for m in after if isinstance(m, AssistantMessage)
+                     for c in m.content)
+        if not called and not any(isinstance(m, ToolMessage) for m in after):
+            if PREFACE.strip() not in said:
+                yield TextDelta(PREFACE)
+            call_id = f"call-{os.urandom(4).hex()}"
+            yield ToolCallStart(call_id, "record")
+            yield ToolCallReady(call_id, "record", json.dumps({"query": question}))
+            yield Finish("tool-calls")
+            return
+        full = answer(question)
+        at = said.find("Answer to")
+        done = said[at:] if at >= 0 else ""
+        rest = full[len(done):] if full.startswith(done) else full
+        for word in rest.split(" "):
+            await anyio.sleep(0.03)
+            yield TextDelta(word + " " if not word.endswith(".") else word)
+        yield Finish("stop")
+
+
+class Crashy(Think):
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = CrashModel()
+
+    def get_model(self) -> CrashModel:
+        return self.model
+
+    def get_tools(self) -> list:  # type: ignore[type-arg]
+        return [record]

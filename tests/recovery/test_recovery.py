@@ -1,0 +1,207 @@
+"""Recovery of turns a crash interrupted: decisions, budgets, tool policies, pending approvals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.recovery.agents import RUNS, Recoverable, leave_interrupted, reset, texts
+from think import open_agent
+from think.context.convert import INTERRUPTED_TOOL_TEXT
+from think.messages import ToolPart
+from think.recovery import RecoveryDecision
+from think.recovery.engine import DECLINED_TEXT
+from think.testing.models import ScriptedModel, call
+
+START = {"type": "start", "messageId": "m1"}
+HEL = [START, {"type": "start-step"}, {"type": "text-start", "id": "t0"},
+       {"type": "text-delta", "id": "t0", "delta": "Hel"}]
+
+
+async def test_a_turn_killed_before_streaming_is_retried_without_a_second_user_message(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["Hi there."]))
+    user = await leave_interrupted(Recoverable, data_dir, [START], stash={"step": 3})
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert texts(agent.messages) == [("user", "Hello"), ("assistant", "Hi there.")]
+        assert agent.messages[0].id == user.id
+        [ctx] = Recoverable.contexts
+        assert (ctx.recovery_kind, ctx.attempt, ctx.request_id, ctx.recovery_data) == ("retry", 1, "req-1",
+                                                                                       {"step": 3})
+        assert ctx.last_body == {"mood": "calm"} and ctx.max_attempts == 10
+        assert [o.action for o in agent.recovery.outcomes] == ["retry"]
+        assert agent.recovery.store.all() == []
+        assert len(Recoverable.model.requests) == 1
+
+
+async def test_a_partial_reply_is_kept_and_continued(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["lo, world."]))
+    await leave_interrupted(Recoverable, data_dir, HEL)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        [ctx] = Recoverable.contexts
+        assert (ctx.recovery_kind, ctx.partial_text) == ("continue", "Hel")
+        transcript = texts(agent.messages)
+        assert transcript[0] == ("user", "Hello")
+        assert "".join(text for role, text in transcript[1:]) == "Hello, world."
+        assert all(role == "assistant" for role, _ in transcript[1:])
+        assert agent.recovery.store.all() == [] and agent.streams.terminal is None
+
+
+async def test_persist_false_drops_the_partial_text_and_retries(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["Hello again."]), decision={"persist": False, "continue": True})
+    await leave_interrupted(Recoverable, data_dir, HEL)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert texts(agent.messages) == [("user", "Hello"), ("assistant", "Hello again.")]
+        assert [o.action for o in agent.recovery.outcomes] == ["retry"]
+
+
+async def test_continue_false_keeps_the_partial_and_ends_with_a_terminal_error(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel([]), decision=RecoveryDecision(persist=True, continue_=False))
+    await leave_interrupted(Recoverable, data_dir, HEL)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert texts(agent.messages) == [("user", "Hello"), ("assistant", "Hel")]
+        assert agent.streams.terminal is not None and agent.streams.terminal.body == DECLINED_TEXT
+        assert Recoverable.model.requests == [] and agent.recovery.store.all() == []
+
+
+async def test_persist_false_and_continue_false_skip_both(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel([]), decision={"persist": False, "continue": False})
+    await leave_interrupted(Recoverable, data_dir, HEL)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert texts(agent.messages) == [("user", "Hello")]
+        assert agent.streams.terminal is not None and agent.streams.terminal.body == DECLINED_TEXT
+
+
+async def test_attempts_are_bounded_and_exhaustion_is_terminal(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel([]))
+    await leave_interrupted(Recoverable, data_dir, HEL, attempt=10)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        [ctx] = Recoverable.exhausted
+        assert ctx.reason == "max_attempts_exceeded" and ctx.partial_text == "Hel"
+        assert ctx.terminal_message == agent.chat_recovery.terminal_message
+        terminal = agent.streams.terminal
+        assert terminal is not None and terminal.body == agent.chat_recovery.terminal_message
+        assert Recoverable.contexts == [] and Recoverable.model.requests == []
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:  # replayed until superseded
+        assert agent.streams.terminal is not None
+        assert Recoverable.exhausted == [ctx]  # not given up twice
+
+
+async def test_no_progress_for_too_long_is_exhausted(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel([]))
+    await leave_interrupted(Recoverable, data_dir, [START], progress_age=301.0)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert [c.reason for c in Recoverable.exhausted] == ["no_progress_timeout"]
+
+
+async def test_a_recovery_turn_carries_the_incident_on(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["Done."]))
+    await leave_interrupted(Recoverable, data_dir, [START], attempt=2, stash=["kept"])
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        [ctx] = Recoverable.contexts
+        assert (ctx.attempt, ctx.recovery_root_request_id, ctx.recovery_data) == (3, "req-1", ["kept"])
+        assert texts(agent.messages)[-1] == ("assistant", "Done.")
+        assert agent.recovery.store.all() == []
+
+
+async def test_completed_tool_calls_never_rerun_in_flight_ones_follow_their_policy(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["All done."]))
+    chunks = [START, {"type": "start-step"},
+              {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"a": 1, "b": 2}},
+              {"type": "tool-output-available", "toolCallId": "c1", "output": 3},
+              {"type": "tool-input-available", "toolCallId": "c2", "toolName": "charge", "input": {"amount": 5}},
+              {"type": "tool-input-available", "toolCallId": "c3", "toolName": "lookup", "input": {"query": "x"}}]
+    await leave_interrupted(Recoverable, data_dir, chunks)
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        parts = {p.tool_call_id: p for m in agent.messages for p in m.parts if isinstance(p, ToolPart)}
+        assert (parts["c1"].state, parts["c1"].output) == ("output-available", 3)
+        assert (parts["c2"].state, parts["c2"].error_text) == ("output-error", INTERRUPTED_TOOL_TEXT)
+        assert (parts["c3"].state, parts["c3"].output) == ("output-available", "found x")
+        assert RUNS == {"lookup": 1}  # add completed before the crash, charge is reported, not re-run
+        assert texts(agent.messages)[-1] == ("assistant", "All done.")
+
+
+async def test_a_pending_approval_parks_recovery_without_spending_budget(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["Deleted."]))
+    chunks = [START, {"type": "start-step"},
+              {"type": "tool-input-available", "toolCallId": "c1", "toolName": "delete_all", "input": {}},
+              {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"}]
+    await leave_interrupted(Recoverable, data_dir, chunks, attempt=10)  # even with no budget left
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=0.5) is False  # the approval waits for a person
+        assert [o.action for o in agent.recovery.outcomes] == ["parked"]
+        assert Recoverable.exhausted == [] and Recoverable.contexts == [] and agent.streams.terminal is None
+        assert agent.has_pending_interaction()
+        answer = await agent.approve_tool_call("c1", True, auto_continue=True)
+        assert answer is not None
+        assert await agent.wait_until_stable(timeout=5)
+        assert RUNS == {"delete_all": 1}
+        assert texts(agent.messages)[-1][1].endswith("Deleted.")
+
+
+async def test_a_finished_turn_leaves_no_fiber_and_stash_is_kept_while_it_runs(data_dir: Path) -> None:
+    from think import tool
+
+    seen: list[object] = []
+
+    @tool
+    def remember(note: str) -> str:
+        """Stash a note."""
+        agent.stash({"note": note})
+        [fiber] = agent.recovery.store.all()
+        seen.append(fiber.stash)
+        return "ok"
+
+    class Stashing(Recoverable):
+        def get_tools(self) -> list:  # type: ignore[type-arg]
+            return [remember]
+
+    reset(Stashing, ScriptedModel([call("remember", note="n1"), "Kept."]))
+    async with open_agent(Stashing, "s", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["hi"])
+        assert result.status == "completed"
+        assert seen == [{"note": "n1"}]
+        assert agent.recovery.store.all() == []
+
+
+async def test_submission_turns_are_left_to_submission_recovery(data_dir: Path) -> None:
+    reset(Recoverable, ScriptedModel(["Submitted answer."]))
+    async with open_agent(Recoverable, "r", data_dir=data_dir) as agent:
+        accepted = await agent.submit_messages(["Hi"])
+        done = await agent.wait_for_submission(accepted.submission_id, timeout=5)
+        assert done.status == "completed"
+        assert agent.recovery.outcomes == [] and agent.recovery.store.all() == []
+
+
+async def test_the_work_budget_seals_a_runaway_incident(data_dir: Path) -> None:
+    from think.recovery import ChatRecoveryPolicy
+
+    class Small(Recoverable):
+        chat_recovery = ChatRecoveryPolicy(backoff=0.0, max_recovery_work=1)
+
+    reset(Small, ScriptedModel([]))
+    await leave_interrupted(Small, data_dir, [*HEL, {"type": "text-end", "id": "t0"},
+                                              {"type": "reasoning-start", "id": "r0"}])
+    async with open_agent(Small, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert [c.reason for c in Small.exhausted] == ["work_budget_exceeded"]
+
+
+async def test_a_recovery_hook_that_raises_gives_the_turn_up(data_dir: Path) -> None:
+    class Broken(Recoverable):
+        async def on_chat_recovery(self, ctx: object) -> None:  # type: ignore[override]
+            raise RuntimeError("no")
+
+    reset(Broken, ScriptedModel([]))
+    await leave_interrupted(Broken, data_dir, HEL)
+    async with open_agent(Broken, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert [c.reason for c in Broken.exhausted] == ["recovery_aborted"]
+        assert agent.streams.terminal is not None and Broken.model.requests == []

@@ -1,0 +1,14 @@
+"""Durable chat recovery: a turn a crash or a stalled stream interrupted is finished (reference §4.8)."""
+
+from think.recovery.engine import (
+    ChatRecovery,
+    ChatRecoveryPolicy,
+    ExhaustedContext,
+    RecoveryContext,
+    RecoveryDecision,
+    RecoveryOutcome,
+)
+from think.recovery.store import MIGRATIONS, Fiber, FiberStore
+
+__all__ = ["MIGRATIONS", "ChatRecovery", "ChatRecoveryPolicy", "ExhaustedContext", "Fiber", "FiberStore",
+           "RecoveryContext", "RecoveryDecision", "RecoveryOutcome"]

@@ -1,0 +1,472 @@
+"""`ChatRecovery`: a turn a crash (or a stalled stream) interrupted is finished, within a budget.
+
+Every turn path goes through `think.turns.runner`, which calls `begin()` once the turn's new
+messages are saved (a fiber row, `think.recovery.store`) and `end()` when the turn has ended (the
+row goes). Turns of durable submissions are left to `think.submissions`, which recovers them
+itself: they get no fiber, so nothing is recovered twice.
+
+When the agent starts, `think.turns.interrupted` has already rebuilt and saved the partial reply
+of every stream the dead process left open. `start()` then takes each fiber left behind:
+
+1. the stream had ended (the crash hit between the end of the turn and the row's delete): drop it;
+2. a person or a client owes an answer (an approval, a client tool): *park* — the row goes and
+   no budget is spent; the answer's own continuation finishes the turn;
+3. budgets (`ChatRecoveryPolicy`): attempts, the no-progress window, the work budget; exhausted →
+   the terminal message (replayed to every reconnecting client until a later turn), `on_exhausted`;
+4. `on_chat_recovery(ctx)` decides `{persist, continue}`; in-flight tool calls are settled by their
+   tool's `recovery` policy (`"rerun"`: run again first thing in the continuation; `"report"`: an
+   "interrupted" error the model sees); completed calls have their output and never run again;
+5. after a backoff, the turn is retried (nothing was streamed: the same user message is answered
+   again, not added twice) or continued (`continue_last_turn` semantics), under a new request id
+   whose fiber inherits the incident (root request id, attempt, progress, work, stash).
+
+Clients see `cf_agent_chat_recovering` (the `Recovering` fan-out event) while a recovery runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import orjson
+
+from think.context.convert import INTERRUPTED_TOOL_TEXT
+from think.messages import JSONObject, Message, TextPart, ToolApproval, ToolPart
+from think.recovery.store import Fiber, FiberStore, now
+from think.stream.fanout import Recovering, TurnFailed
+from think.tools.tool import Tool, client_tool
+from think.turns.turn import TurnRequest
+
+if TYPE_CHECKING:
+    from think.agent import Think
+    from think.sessions.session import Session
+
+log = logging.getLogger("think.recovery")
+
+RecoveryKind = Literal["retry", "continue"]
+ExhaustionReason = Literal["max_attempts_exceeded", "no_progress_timeout", "work_budget_exceeded",
+                           "recovery_aborted"]
+DECLINED_TEXT = "Submission was interrupted and automatic continuation was declined."
+_UNITS = frozenset({"text-start", "reasoning-start", "tool-input-available", "tool-output-available",
+                    "tool-output-error"})
+"""Chunks that count as one unit of work (and of forward progress): a content part or a tool step."""
+_CURRENT: contextvars.ContextVar[dict[int, str] | None] = contextvars.ContextVar("think_recovery_fiber", default=None)
+"""The request id of the turn this task runs, per agent (by `id`): a parent's tool may run a child's turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecoveryPolicy:
+    """Budgets of chat recovery (`Think.chat_recovery`)."""
+
+    enabled: bool = True
+    max_attempts: int = 10
+    """Recoveries of one incident (one root turn) before it is given up."""
+    no_progress_timeout: float = 300.0
+    """Seconds without forward progress (new content or tool steps) before it is given up."""
+    max_recovery_work: int = 1000
+    """Content parts and tool steps all attempts of one incident may stream."""
+    backoff: float = 0.5
+    """Seconds before the first recovery attempt; doubled per attempt, at most `max_backoff`."""
+    max_backoff: float = 10.0
+    terminal_message: str = "The assistant was interrupted and could not recover. Please try again."
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_backoff, self.backoff * (2 ** max(0, attempt - 1))))
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryDecision:
+    """What `on_chat_recovery` returns (a `{"persist": …, "continue": …}` dict works too)."""
+
+    persist: bool = True
+    """Keep the partial reply (settled tool results are kept either way)."""
+    continue_: bool = True
+    """Run the recovery turn; False ends the turn with a terminal error."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryContext:
+    """What `on_chat_recovery` is told (reference §4.8)."""
+
+    incident_id: str
+    recovery_root_request_id: str
+    attempt: int
+    max_attempts: int
+    recovery_kind: RecoveryKind
+    stream_id: str
+    request_id: str
+    partial_text: str
+    partial_parts: tuple[Any, ...]
+    recovery_data: Any
+    messages: tuple[Message, ...]
+    last_body: JSONObject | None
+    last_client_tools: tuple[JSONObject, ...]
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExhaustedContext:
+    """What `on_exhausted` is told when an incident is given up."""
+
+    reason: ExhaustionReason
+    terminal_message: str
+    recovery_root_request_id: str
+    request_id: str
+    attempt: int
+    partial_text: str
+    recovery_data: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryOutcome:
+    """What recovery did with one interrupted fiber (kept in `ChatRecovery.outcomes`)."""
+
+    request_id: str
+    action: Literal["ended", "parked", "retry", "continue", "declined", "exhausted", "skipped"]
+    attempt: int = 0
+    reason: str | None = None
+    recovery_request_id: str | None = None
+
+
+def _decision(value: Any) -> RecoveryDecision:
+    if value is None:
+        return RecoveryDecision()
+    if isinstance(value, RecoveryDecision):
+        return value
+    if isinstance(value, dict):
+        return RecoveryDecision(persist=bool(value.get("persist", True)),
+                                continue_=bool(value.get("continue", value.get("continue_", True))))
+    raise TypeError(f"on_chat_recovery must return a RecoveryDecision, a dict or None, not {type(value).__name__}")
+
+
+def _tools_of(entries: list[JSONObject]) -> tuple[Tool, ...]:
+    tools: list[Tool] = []
+    for entry in entries:
+        try:
+            tools.append(client_tool(str(entry["name"]), description=str(entry.get("description") or ""),
+                                     input_schema=entry.get("parameters")))
+        except Exception:
+            log.warning("ignoring a recorded client tool that is not valid: %r", entry)
+    return tuple(tools)
+
+
+@dataclass
+class Watchdog:
+    """The stream-stall watchdog of one turn: fires when no chunk came for `timeout` seconds."""
+
+    timeout: float
+    fired: bool = False
+    _scope: anyio.CancelScope | None = None
+
+    def touch(self) -> None:
+        if self._scope is not None:
+            self._scope.deadline = anyio.current_time() + self.timeout
+
+    def __enter__(self) -> Watchdog:
+        if self.timeout > 0:
+            self._scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
+            self._scope.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        scope, self._scope = self._scope, None
+        if scope is None:
+            return False
+        suppressed = bool(scope.__exit__(*exc))
+        if scope.cancelled_caught:
+            self.fired = True
+        return suppressed
+
+
+@dataclass
+class ChatRecovery:
+    """Durable fibers and their recovery for one agent. See the module docstring."""
+
+    agent: Think
+    store: FiberStore = field(init=False)
+    outcomes: list[RecoveryOutcome] = field(default_factory=list)
+    recovering: str | None = None
+    """The request id of the interrupted turn being recovered now (None: none)."""
+    _lineage: dict[str, Fiber] = field(default_factory=dict)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.store = FiberStore(self.agent.db)
+
+    @property
+    def policy(self) -> ChatRecoveryPolicy:
+        return self.agent.chat_recovery
+
+    # ---- the runner's side ------------------------------------------------------------------
+
+    def begin(self, turn: TurnRequest, session: Session) -> None:
+        """The turn's messages are saved and the model is about to run: write its fiber."""
+        if not self.policy.enabled or self._is_submission(turn.request_id):
+            return
+        parent = self._lineage.pop(turn.request_id, None)
+        latest_user = next((m.id for m in reversed(session.history()) if m.role == "user"), None)
+        t = now()
+        tools = [{"name": t.name, "description": t.description, "parameters": t.input_schema}
+                 for t in turn.client_tools]
+        fiber = Fiber(request_id=turn.request_id, session_id=session.id, continuation=turn.continuation,
+                      latest_user_id=latest_user, last_body=dict(turn.body) if turn.body else None,
+                      client_tools=tools, created_at=t,
+                      root_request_id=parent.root_request_id if parent else turn.request_id,
+                      attempt=parent.attempt if parent else 0, stash=parent.stash if parent else None,
+                      incident_at=parent.incident_at if parent else t,
+                      progress_at=parent.progress_at if parent else t, work=parent.work if parent else 0)
+        try:
+            with self.agent.db.transaction():
+                self.store.write(fiber)
+                if parent is not None:  # the interrupted turn's row hands over to this one
+                    self.store.delete(parent.request_id)
+        except Exception:
+            log.exception("could not record the fiber of turn %s; it is not crash-safe", turn.request_id)
+        _CURRENT.set({**(_CURRENT.get() or {}), id(self.agent): turn.request_id})
+
+    def watchdog(self, turn: TurnRequest, override_ms: int | None = None) -> Watchdog:
+        ms = override_ms if override_ms is not None else self.agent.chat_stream_stall_timeout_ms
+        return Watchdog(ms / 1000 if ms and ms > 0 and self.policy.enabled else 0.0)
+
+    async def end(self, request_id: str, status: str, *, stalled: bool = False) -> None:
+        """The turn ended: its fiber goes; a stalled turn goes through recovery instead."""
+        fiber = self.store.get(request_id)
+        if fiber is None:
+            return
+        if stalled:
+            log.warning("turn %s stalled; it is recovered", request_id)
+            self._spawn(self._recover(fiber, stalled=True))
+            return
+        self.store.delete(request_id)
+        if fiber.attempt > 0 and self.recovering is not None:
+            interrupted, self.recovering = self.recovering, None
+            await self._publish(fiber, Recovering(interrupted, False))
+
+    def stash(self, data: Any) -> None:
+        """Keep `data` with the running turn's fiber; recovery hands it back as `recovery_data`."""
+        request_id = (_CURRENT.get() or {}).get(id(self.agent))
+        if request_id is None or not self.store.set_stash(request_id, data):
+            raise RuntimeError("stash() is only available inside a running chat turn")
+
+    # ---- start-up -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Recover every fiber a dead process left (after the partial replies were rebuilt)."""
+        if not self.policy.enabled:
+            return
+        for fiber in self.store.all():
+            if any(f.request_id == fiber.request_id for f in self._lineage.values()):
+                continue  # its recovery turn is already on its way
+            try:
+                await self._recover(fiber)
+            except Exception:
+                log.exception("could not recover interrupted turn %s", fiber.request_id)
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, set()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    def clear(self) -> None:
+        """The chat was cleared: no turn of it is recovered any more."""
+        for task in self._tasks:
+            task.cancel()
+        self._lineage.clear()
+        self.store.clear()
+        self.recovering = None
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._tasks)
+
+    # ---- recovering one fiber -----------------------------------------------------------------
+
+    async def _recover(self, fiber: Fiber, *, stalled: bool = False) -> None:
+        agent, policy = self.agent, self.policy
+        rid = fiber.request_id
+        try:
+            session = agent.sessions.session(fiber.session_id)
+        except Exception:
+            self.store.delete(rid)
+            self._note(RecoveryOutcome(rid, "skipped", fiber.attempt, "session is gone"))
+            return
+        info = agent.streams.get(rid)
+        if not stalled and info is not None and info.status in ("completed", "aborted", "error"):
+            self.store.delete(rid)  # it ended; only the row's delete was lost
+            self._note(RecoveryOutcome(rid, "ended", fiber.attempt))
+            return
+        chunks = agent.streams.chunks(rid) if info is not None else []
+        units = 0
+        for _, body in chunks:
+            try:
+                kind = orjson.loads(body).get("type")
+            except (orjson.JSONDecodeError, AttributeError):
+                continue
+            if kind in _UNITS:
+                units += 1
+        history = session.history()
+        partial = history[-1] if history and history[-1].role == "assistant" else None
+        if partial is not None and info is not None and info.message_id not in (None, partial.id) and not units:
+            partial = history[-1]  # an earlier reply (a continuation without content): continue it
+        if self._pending_interaction(session, partial):
+            self.store.delete(rid)
+            await self._publish(fiber, Recovering(rid, False))
+            self._note(RecoveryOutcome(rid, "parked", fiber.attempt))
+            return
+
+        t = now()
+        counted = fiber.counted
+        progress_at = t if units and not counted else fiber.progress_at
+        work = fiber.work + (0 if counted else units)
+        attempt = fiber.attempt + 1
+        kind_of: RecoveryKind = "continue" if partial is not None else "retry"
+        reason: ExhaustionReason | None = None
+        if attempt > policy.max_attempts:
+            reason = "max_attempts_exceeded"
+        elif t - progress_at > policy.no_progress_timeout:
+            reason = "no_progress_timeout"
+        elif work > policy.max_recovery_work:
+            reason = "work_budget_exceeded"
+        partial_text = "".join(p.text for p in partial.parts if isinstance(p, TextPart)) if partial else ""
+        if reason is not None:
+            self._settle_tools(session, partial, rerun=False)
+            await self._exhaust(fiber, reason, partial_text, attempt - 1)
+            return
+
+        ctx = RecoveryContext(
+            incident_id=f"{fiber.root_request_id}:{fiber.latest_user_id or ''}",
+            recovery_root_request_id=fiber.root_request_id, attempt=attempt, max_attempts=policy.max_attempts,
+            recovery_kind=kind_of, stream_id=rid, request_id=rid, partial_text=partial_text,
+            partial_parts=tuple(p.to_json() for p in partial.parts) if partial else (),
+            recovery_data=fiber.stash, messages=tuple(history), last_body=fiber.last_body,
+            last_client_tools=tuple(fiber.client_tools), created_at=fiber.incident_at)
+        try:
+            decision = _decision(await agent.on_chat_recovery(ctx))
+        except Exception:
+            log.exception("on_chat_recovery raised; the interrupted turn %s is given up", rid)
+            self._settle_tools(session, partial, rerun=False)
+            await self._exhaust(fiber, "recovery_aborted", partial_text, attempt - 1)
+            return
+        if partial is not None and not decision.persist:
+            partial = self._drop_unsettled_content(session, partial)
+            kind_of = "continue" if partial is not None else "retry"
+        self._settle_tools(session, partial, rerun=decision.continue_)
+        if not decision.continue_:
+            self.store.delete(rid)
+            agent.streams.set_terminal(rid, DECLINED_TEXT)
+            await self._publish(fiber, TurnFailed(rid, DECLINED_TEXT, fiber.continuation))
+            await self._publish(fiber, Recovering(rid, False))
+            self._note(RecoveryOutcome(rid, "declined", attempt))
+            return
+
+        # Spend the attempt durably before running it: a crash during the retry counts.
+        spent = replace(fiber, attempt=attempt, progress_at=progress_at, work=work, counted=True)
+        self.store.write(spent)
+        new_id = str(uuid.uuid4())
+        self._lineage[new_id] = spent
+        self.recovering = rid
+        await self._publish(fiber, Recovering(rid, True))
+        self._note(RecoveryOutcome(rid, kind_of, attempt, recovery_request_id=new_id))
+        log.info("recovering interrupted turn %s (%s, attempt %d) as %s", rid, kind_of, attempt, new_id)
+        turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
+                           body=fiber.last_body, client_tools=_tools_of(fiber.client_tools),
+                           session_id=fiber.session_id)
+        self._spawn(self._run(turn, policy.delay(attempt)))
+
+    async def _run(self, turn: TurnRequest, delay: float) -> None:
+        await anyio.sleep(delay)
+        try:
+            await self.agent.run(turn)
+        finally:
+            self._lineage.pop(turn.request_id, None)
+
+    async def _exhaust(self, fiber: Fiber, reason: ExhaustionReason, partial_text: str, attempt: int) -> None:
+        text = self.policy.terminal_message
+        log.warning("giving up the interrupted turn %s (%s)", fiber.request_id, reason)
+        self.store.delete(fiber.request_id)
+        self.agent.streams.set_terminal(fiber.request_id, text)
+        await self._publish(fiber, TurnFailed(fiber.request_id, text, fiber.continuation))
+        await self._publish(fiber, Recovering(fiber.request_id, False))
+        self.recovering = None
+        self._note(RecoveryOutcome(fiber.request_id, "exhausted", attempt, reason))
+        try:
+            await self.agent.on_exhausted(ExhaustedContext(
+                reason=reason, terminal_message=text, recovery_root_request_id=fiber.root_request_id,
+                request_id=fiber.request_id, attempt=attempt, partial_text=partial_text,
+                recovery_data=fiber.stash))
+        except Exception:
+            log.exception("on_exhausted raised; the terminal message stands")
+
+    # ---- helpers ------------------------------------------------------------------------------
+
+    def _pending_interaction(self, session: Session, partial: Message | None) -> bool:
+        if partial is None:
+            return False
+        server = self.agent.all_tools()
+        return any(p.state == "approval-requested" or (p.state == "input-available" and p.name not in server)
+                   for p in partial.tool_parts)
+
+    def _settle_tools(self, session: Session, partial: Message | None, *, rerun: bool) -> None:
+        """In-flight calls of the partial: `rerun` ones become approved calls the continuation runs
+        first; the others (or all, when nothing runs again) get the "interrupted" error."""
+        if partial is None:
+            return
+        server = self.agent.all_tools()
+        changed = False
+        for part in partial.tool_parts:
+            tool = server.get(part.name)
+            in_flight = part.state in ("input-available", "input-streaming") or (
+                part.state == "approval-responded" and part.approval is not None and bool(part.approval.approved))
+            if not in_flight or tool is None:
+                continue
+            if rerun and tool.recovery == "rerun" and part.state != "input-streaming":
+                part.state = "approval-responded"
+                part.approval = ToolApproval(id=f"recovery-{part.tool_call_id}", approved=True, is_automatic=True)
+            else:
+                part.state, part.error_text = "output-error", INTERRUPTED_TOOL_TEXT
+            changed = True
+        if changed:
+            session.save([partial])
+
+    def _drop_unsettled_content(self, session: Session, partial: Message) -> Message | None:
+        """`persist: False`: the partial keeps only its tool parts (settled results stay); a partial
+        with none leaves the active transcript (its branch is kept, the leaf moves back)."""
+        kept = [p for p in partial.parts if isinstance(p, ToolPart)]
+        if kept:
+            if len(kept) != len(partial.parts):
+                partial.parts = list(kept)
+                session.save([partial])
+            return partial
+        history = session.history()
+        position = session.index_of(partial.id)
+        if position:
+            session.checkout(history[position - 1].id)
+        return None
+
+    def _is_submission(self, request_id: str) -> bool:
+        submissions = self.agent.submissions
+        return (request_id in submissions._running_request.values()
+                or submissions.store.get(request_id) is not None)
+
+    async def _publish(self, fiber: Fiber, event: Recovering | TurnFailed) -> None:
+        try:
+            await self.agent.sessions.session(fiber.session_id).fanout.publish(event)
+        except Exception:
+            log.exception("could not publish %s", type(event).__name__)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _note(self, outcome: RecoveryOutcome) -> None:
+        self.outcomes.append(outcome)
+        del self.outcomes[:-100]
