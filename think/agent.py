@@ -60,6 +60,7 @@ from think.submissions.store import Submission
 from think.submissions.submissions import Submissions
 from think.tools.tool import Tool, as_tool_map
 from think.turns import callbacks
+from think.turns.callbacks import MessageLike, to_message
 from think.turns.cancel import Cancellations
 from think.turns.concurrency import MessageConcurrency
 from think.turns.continuation import AutoContinuation, ToolAnswer, forget_request
@@ -85,18 +86,6 @@ def _refuse_inside_turn(agent: Think, api: str) -> None:
         raise TurnError(f"{api} cannot be called from inside an active turn (it would wait for itself); "
                         "use submit_messages() (run_turn(mode='submit')) or add_messages() instead")
 
-MessageLike = Message | str | JSONObject
-"""What turn APIs accept: a `Message`, plain text (a user message), or a UIMessage as JSON."""
-
-
-def to_message(value: MessageLike) -> Message:
-    if isinstance(value, Message):
-        return value
-    if isinstance(value, str):
-        return Message.user(value)
-    if isinstance(value, dict):
-        return Message.from_json(value)
-    raise ProtocolError(f"expected a Message, a str or a UIMessage dict, got {type(value).__name__}")
 
 
 class Think(SubmissionAPI, SubAgentAPI, Agent):
