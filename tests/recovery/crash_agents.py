@@ -4,6 +4,8 @@
 logs `start <call id>` / `end <call id>` to `THINK_TEST_TOOLS` around a short sleep), then a slow
 answer `Answer to <q>: w0 … w15 END.`, a word every 30 ms. Continuing a cut answer it streams only
 the words still missing, as a model given the partial would.
+
+`THINK_TEST_WAKE_AFTER` sets the keep-alive alarm's horizon (seconds).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import anyio
 from think import Think, tool
 from think.models.base import AssistantMessage, ModelRequest, TextContent, ToolCallContent, ToolMessage, UserMessage
 from think.models.events import Finish, StreamEvent, TextDelta, ToolCallReady, ToolCallStart
+from think.recovery import ChatRecoveryPolicy
 from think.tools.tool import ToolContext
 
 PREFACE = "Let me check. "
@@ -78,6 +81,8 @@ class CrashModel:
 
 
 class Crashy(Think):
+    chat_recovery = ChatRecoveryPolicy(wake_after=float(os.environ.get("THINK_TEST_WAKE_AFTER", "10")))
+
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
         self.model = CrashModel()

@@ -1,7 +1,8 @@
 """SIGKILL a real server mid-turn again and again; after each restart the turn finishes exactly once.
 
 Each round: a real client sends a question, the server (a subprocess) is killed at a random point
-of the slow turn (while it streams, while its tool runs, as it flushes the buffer), the database
+of the slow turn (while it streams, while its tool runs; every fifth round the server kills
+itself inside a write of the resumable chunk buffer, see `crash_app`), the database
 is read as the dead process left it, the server restarts, the client reconnects, and the round
 checks that the user message and every chunk persisted before the kill are in the final reply,
 that the answer is there exactly once, that no tool call ran twice, and that the client ends with
@@ -68,7 +69,8 @@ def _turn_text(messages: list[dict[str, object]], question: str) -> str | None:
 async def test_sigkill_mid_turn_loses_nothing_and_finishes_each_turn_once(tmp_path: Path) -> None:
     data = tmp_path / "data"
     tools = tmp_path / "tools.txt"
-    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_TOOLS": str(tools)}
+    kill_file = tmp_path / "kill-in-flush"
+    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_TOOLS": str(tools), "THINK_TEST_KILL_FILE": str(kill_file)}
     ready = "/agents/crashy/probe/get-messages"
     rng = random.Random(int(os.environ.get("THINK_CRASH_SEED", "7")))
     counts = Counter[str]()
@@ -82,14 +84,25 @@ async def test_sigkill_mid_turn_loses_nothing_and_finishes_each_turn_once(tmp_pa
             skip = len(tools.read_text().splitlines()) if tools.exists() else 0
             stratum = n % 10  # kill points spread over the whole turn, jittered
             url = f"{server.ws}/agents/crashy/chat"
+            in_flush = n % 5 == 2
+            if in_flush:
+                kill_file.write_text(str(rng.randint(1, 5)))  # it dies in its k-th flush (a turn has 5-7)
             async with AgentClient.connect(url, call_timeout=10) as client:
                 turn = await client.send_chat(question)
-                await anyio.sleep(0.05 + 0.08 * stratum + rng.uniform(0.0, 0.08))
-                server.kill()
+                if in_flush:
+                    with anyio.move_on_after(15):
+                        while server.process.poll() is None:  # noqa: ASYNC110 - another process
+                            await anyio.sleep(0.01)
+                    if server.process.poll() is None:
+                        counts["flush kills missed"] += 1
+                        server.kill()
+                else:
+                    await anyio.sleep(0.05 + 0.08 * stratum + rng.uniform(0.0, 0.08))
+                    server.kill()
             counts["kills"] += 1
             db = next(data.glob("crashy/chat*.db"))
             dead = _dead_state(db, turn.request_id, tools, skip)
-            counts[f"killed during {dead['phase']}"] += 1
+            counts["killed inside a buffer flush" if in_flush else f"killed during {dead['phase']}"] += 1
             server_cm.__exit__(None, None, None)
             server_cm = serve_process(APP, env, ready_path=ready)
             server = server_cm.__enter__()
@@ -125,5 +138,6 @@ async def test_sigkill_mid_turn_loses_nothing_and_finishes_each_turn_once(tmp_pa
     figures = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     print(f"\ncrash loop ({time.monotonic() - began:.0f} s): {figures}")
     assert counts["kills"] >= 20 or ROUNDS < 20
+    assert counts["flush kills missed"] == 0
     assert counts["messages lost"] == 0 and counts["duplicate tool executions"] == 0, failures
     assert counts["turns not exactly once"] == 0 and counts["client transcript differs"] == 0, failures

@@ -205,3 +205,61 @@ async def test_a_recovery_hook_that_raises_gives_the_turn_up(data_dir: Path) -> 
         assert await agent.wait_until_stable(timeout=5)
         assert [c.reason for c in Broken.exhausted] == ["recovery_aborted"]
         assert agent.streams.terminal is not None and Broken.model.requests == []
+
+
+async def test_should_keep_recovering_is_asked_from_the_second_attempt(data_dir: Path) -> None:
+    from think.recovery import ChatRecoveryPolicy, RecoveryContext
+
+    asked: list[int] = []
+
+    def keep(ctx: RecoveryContext) -> bool:
+        asked.append(ctx.attempt)
+        return False
+
+    class Picky(Recoverable):
+        chat_recovery = ChatRecoveryPolicy(backoff=0.0, should_keep_recovering=keep)
+
+    reset(Picky, ScriptedModel(["lo!"]))
+    await leave_interrupted(Picky, data_dir, HEL)  # the first attempt: not asked
+    async with open_agent(Picky, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert asked == [] and Picky.exhausted == [] and len(Picky.contexts) == 1
+
+    reset(Picky, ScriptedModel([]))
+    await leave_interrupted(Picky, data_dir / "again", HEL, attempt=1)
+    async with open_agent(Picky, "r", data_dir=data_dir / "again") as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert asked == [2] and Picky.contexts == []  # said no: on_chat_recovery is not asked
+        assert [c.reason for c in Picky.exhausted] == ["recovery_aborted"]
+        assert agent.streams.terminal is not None and Picky.model.requests == []
+
+
+async def test_an_async_should_keep_recovering_that_agrees_lets_the_attempt_run(data_dir: Path) -> None:
+    from think.recovery import ChatRecoveryPolicy, RecoveryContext
+
+    async def keep(ctx: RecoveryContext) -> bool:
+        return ctx.attempt < 5
+
+    class Patient(Recoverable):
+        chat_recovery = ChatRecoveryPolicy(backoff=0.0, should_keep_recovering=keep)
+
+    reset(Patient, ScriptedModel(["lo!"]))
+    await leave_interrupted(Patient, data_dir, HEL, attempt=3)
+    async with open_agent(Patient, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert Patient.exhausted == [] and [c.attempt for c in Patient.contexts] == [4]
+        assert "".join(t for _, t in texts(agent.messages)[1:]) == "Hello!"
+
+
+async def test_running_turns_keep_a_wake_up_alarm_that_an_idle_agent_drops(data_dir: Path) -> None:
+    from think.recovery.engine import WAKE_ID
+
+    reset(Recoverable, ScriptedModel(["one", "two"]))
+    async with open_agent(Recoverable, "k", data_dir=data_dir) as agent:
+        await agent.save_messages(["Hi"])
+        [wake] = [t for t in agent.get_schedules() if t.id == WAKE_ID]
+        due = wake.next_run
+        await agent.save_messages(["again"])  # armed recently: not written again
+        assert [t.next_run for t in agent.get_schedules() if t.id == WAKE_ID] == [due]
+    async with open_agent(Recoverable, "k", data_dir=data_dir) as agent:  # hibernated with no fiber
+        assert [t for t in agent.get_schedules() if t.id == WAKE_ID] == []

@@ -20,15 +20,24 @@ of every stream the dead process left open. `start()` then takes each fiber left
    again, not added twice) or continued (`continue_last_turn` semantics), under a new request id
    whose fiber inherits the incident (root request id, attempt, progress, work, stash).
 
-Clients see `cf_agent_chat_recovering` (the `Recovering` fan-out event) while a recovery runs.
+Clients see `cf_agent_chat_recovering` (the `Recovering` fan-out event) while a recovery runs, and
+a client that connects meanwhile gets it on connect.
+
+Nobody has to reconnect for a turn to be finished: while turns run, a keep-alive schedule
+(`WAKE_ID`, at most `wake_after` seconds ahead, moved on at most every `wake_after / 2`) sits in the
+runtime's alarm index, so a restarted server wakes the agent by itself and `start()` recovers it.
+When the schedule fires in a process whose turns are still running it is armed again; once no
+fiber is left it lapses.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -55,6 +64,9 @@ DECLINED_TEXT = "Submission was interrupted and automatic continuation was decli
 _UNITS = frozenset({"text-start", "reasoning-start", "tool-input-available", "tool-output-available",
                     "tool-output-error"})
 """Chunks that count as one unit of work (and of forward progress): a content part or a tool step."""
+WAKE_ID = "think:chat-recovery"
+"""The id of the keep-alive schedule that wakes an agent whose turns a crash may have interrupted."""
+WAKE_METHOD = "recovery.wake"
 _CURRENT: contextvars.ContextVar[dict[int, str] | None] = contextvars.ContextVar("think_recovery_fiber", default=None)
 """The request id of the turn this task runs, per agent (by `id`): a parent's tool may run a child's turn."""
 
@@ -74,6 +86,12 @@ class ChatRecoveryPolicy:
     """Seconds before the first recovery attempt; doubled per attempt, at most `max_backoff`."""
     max_backoff: float = 10.0
     terminal_message: str = "The assistant was interrupted and could not recover. Please try again."
+    wake_after: float = 10.0
+    """The keep-alive alarm's horizon: after a crash the agent is woken (and its turn recovered)
+    within this many seconds of the restart, with no client connected. 0 turns the alarm off."""
+    should_keep_recovering: Callable[[RecoveryContext], bool | Awaitable[bool]] | None = None
+    """Asked before each attempt from the second on (after the budgets held); False gives the
+    incident up with `recovery_aborted`."""
 
     def delay(self, attempt: int) -> float:
         return float(min(self.max_backoff, self.backoff * (2 ** max(0, attempt - 1))))
@@ -191,9 +209,13 @@ class ChatRecovery:
     store: FiberStore = field(init=False)
     outcomes: list[RecoveryOutcome] = field(default_factory=list)
     recovering: str | None = None
-    """The request id of the interrupted turn being recovered now (None: none)."""
+    """The root request id of the incident being recovered now (None: none)."""
     _lineage: dict[str, Fiber] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _active: set[str] = field(default_factory=set)
+    """Request ids of the turns this process runs now (their fibers are not interrupted)."""
+    _armed_until: float = 0.0
+    _claimed: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.store = FiberStore(self.agent.db)
@@ -227,6 +249,9 @@ class ChatRecovery:
                     self.store.delete(parent.request_id)
         except Exception:
             log.exception("could not record the fiber of turn %s; it is not crash-safe", turn.request_id)
+        self._active.add(turn.request_id)
+        if t > self._armed_until - self.policy.wake_after / 2:
+            self._arm(t)
         _CURRENT.set({**(_CURRENT.get() or {}), id(self.agent): turn.request_id})
 
     def watchdog(self, turn: TurnRequest, override_ms: int | None = None) -> Watchdog:
@@ -235,6 +260,7 @@ class ChatRecovery:
 
     async def end(self, request_id: str, status: str, *, stalled: bool = False) -> None:
         """The turn ended: its fiber goes; a stalled turn goes through recovery instead."""
+        self._active.discard(request_id)
         fiber = self.store.get(request_id)
         if fiber is None:
             return
@@ -244,8 +270,8 @@ class ChatRecovery:
             return
         self.store.delete(request_id)
         if fiber.attempt > 0 and self.recovering is not None:
-            interrupted, self.recovering = self.recovering, None
-            await self._publish(fiber, Recovering(interrupted, False))
+            root, self.recovering = self.recovering, None
+            await self._publish(fiber, Recovering(root, False))
 
     def stash(self, data: Any) -> None:
         """Keep `data` with the running turn's fiber; recovery hands it back as `recovery_data`."""
@@ -260,20 +286,46 @@ class ChatRecovery:
         if not self.policy.enabled:
             return
         for fiber in self.store.all():
-            if any(f.request_id == fiber.request_id for f in self._lineage.values()):
-                continue  # its recovery turn is already on its way
+            if fiber.request_id in self._active or any(
+                    f.request_id == fiber.request_id for f in self._lineage.values()):
+                continue  # running in this process, or its recovery turn is already on its way
             try:
                 await self._recover(fiber)
             except Exception:
                 log.exception("could not recover interrupted turn %s", fiber.request_id)
 
+    async def wake(self, payload: Any = None) -> None:
+        """The keep-alive schedule fired: recover what no turn of this process runs (after a
+        restart `start()` has done that already), and stay armed while fibers are left."""
+        await self.start()
+        if self.store.all():
+            self._arm(now())
+
+    def _arm(self, t: float) -> None:
+        horizon = self.policy.wake_after
+        if horizon <= 0:
+            return
+        try:
+            self.agent.schedule(horizon, WAKE_METHOD, id=WAKE_ID)
+            self._armed_until = t + horizon
+        except Exception:  # the database is closing; start-up recovery still covers the turn
+            log.debug("could not arm the chat recovery wake-up", exc_info=True)
+
     async def stop(self) -> None:
+        """Hibernation or shutdown: recovery tasks stop (their fibers stay for the next start); with
+        no fiber left, the keep-alive schedule goes too, so an idle agent is not woken for nothing."""
         tasks, self._tasks = self._tasks, set()
         for task in tasks:
             task.cancel()
         if tasks:
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(*tasks, return_exceptions=True)
+        if self._armed_until and not self.store.all():
+            try:
+                self.agent.cancel_schedule(WAKE_ID)
+                self._armed_until = 0.0
+            except Exception:
+                log.debug("could not cancel the chat recovery wake-up", exc_info=True)
 
     def clear(self) -> None:
         """The chat was cleared: no turn of it is recovered any more."""
@@ -282,6 +334,7 @@ class ChatRecovery:
         self._lineage.clear()
         self.store.clear()
         self.recovering = None
+        self._active.clear()
 
     @property
     def busy(self) -> bool:
@@ -290,6 +343,15 @@ class ChatRecovery:
     # ---- recovering one fiber -----------------------------------------------------------------
 
     async def _recover(self, fiber: Fiber, *, stalled: bool = False) -> None:
+        if fiber.request_id in self._claimed:
+            return  # a wake-up found the fiber while a stall's recovery of it was deciding
+        self._claimed.add(fiber.request_id)
+        try:
+            await self._recover_claimed(fiber, stalled=stalled)
+        finally:
+            self._claimed.discard(fiber.request_id)
+
+    async def _recover_claimed(self, fiber: Fiber, *, stalled: bool) -> None:
         agent, policy = self.agent, self.policy
         rid = fiber.request_id
         try:
@@ -318,7 +380,7 @@ class ChatRecovery:
             partial = history[-1]  # an earlier reply (a continuation without content): continue it
         if self._pending_interaction(session, partial):
             self.store.delete(rid)
-            await self._publish(fiber, Recovering(rid, False))
+            await self._publish(fiber, Recovering(fiber.root_request_id, False))
             self._note(RecoveryOutcome(rid, "parked", fiber.attempt))
             return
 
@@ -349,9 +411,13 @@ class ChatRecovery:
             recovery_data=fiber.stash, messages=tuple(history), last_body=fiber.last_body,
             last_client_tools=tuple(fiber.client_tools), created_at=fiber.incident_at)
         try:
+            if attempt >= 2 and not await self._keep_recovering(ctx):
+                self._settle_tools(session, partial, rerun=False)
+                await self._exhaust(fiber, "recovery_aborted", partial_text, attempt - 1)
+                return
             decision = _decision(await agent.on_chat_recovery(ctx))
         except Exception:
-            log.exception("on_chat_recovery raised; the interrupted turn %s is given up", rid)
+            log.exception("recovery hooks raised; the interrupted turn %s is given up", rid)
             self._settle_tools(session, partial, rerun=False)
             await self._exhaust(fiber, "recovery_aborted", partial_text, attempt - 1)
             return
@@ -363,7 +429,8 @@ class ChatRecovery:
             self.store.delete(rid)
             agent.streams.set_terminal(rid, DECLINED_TEXT)
             await self._publish(fiber, TurnFailed(rid, DECLINED_TEXT, fiber.continuation))
-            await self._publish(fiber, Recovering(rid, False))
+            await self._publish(fiber, Recovering(fiber.root_request_id, False))
+            self.recovering = None
             self._note(RecoveryOutcome(rid, "declined", attempt))
             return
 
@@ -372,8 +439,8 @@ class ChatRecovery:
         self.store.write(spent)
         new_id = str(uuid.uuid4())
         self._lineage[new_id] = spent
-        self.recovering = rid
-        await self._publish(fiber, Recovering(rid, True))
+        self.recovering = fiber.root_request_id
+        await self._publish(fiber, Recovering(fiber.root_request_id, True))
         self._note(RecoveryOutcome(rid, kind_of, attempt, recovery_request_id=new_id))
         log.info("recovering interrupted turn %s (%s, attempt %d) as %s", rid, kind_of, attempt, new_id)
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
@@ -394,7 +461,7 @@ class ChatRecovery:
         self.store.delete(fiber.request_id)
         self.agent.streams.set_terminal(fiber.request_id, text)
         await self._publish(fiber, TurnFailed(fiber.request_id, text, fiber.continuation))
-        await self._publish(fiber, Recovering(fiber.request_id, False))
+        await self._publish(fiber, Recovering(fiber.root_request_id, False))
         self.recovering = None
         self._note(RecoveryOutcome(fiber.request_id, "exhausted", attempt, reason))
         try:
@@ -406,6 +473,15 @@ class ChatRecovery:
             log.exception("on_exhausted raised; the terminal message stands")
 
     # ---- helpers ------------------------------------------------------------------------------
+
+    async def _keep_recovering(self, ctx: RecoveryContext) -> bool:
+        ask = self.policy.should_keep_recovering
+        if ask is None:
+            return True
+        answer = ask(ctx)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return bool(answer)
 
     def _pending_interaction(self, session: Session, partial: Message | None) -> bool:
         if partial is None:

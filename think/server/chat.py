@@ -125,6 +125,8 @@ class ChatChannel:
             self._apply(connection, answer)
         if answer is None or answer.action == "park":
             connection.send(self._transcript_for(connection.id, self.agent.session.history_json(), connect=True))
+        if (recovering := self.agent.recovery.recovering) is not None:
+            connection.send_frame(ChatRecovering(True, recovering))  # it missed the transition
 
     def forget(self, connection: Connection) -> None:
         self.awaiting_ack.discard(connection.id)

@@ -153,6 +153,8 @@ class ResumableStreams:
                 self.start(request_id, continuation=continuation)
             case TurnFailed(request_id=request_id, error=error):
                 self._errors[request_id] = error
+                if len(self._errors) > 64:  # failures of turns that had already finished (recovery)
+                    del self._errors[next(iter(self._errors))]
             case TurnFinished(request_id=request_id, outcome=outcome, message=message, error=error):
                 text = self._errors.pop(request_id, None) or error
                 self.finish(request_id, outcome, message_id=message.id if message is not None else None,
