@@ -6,6 +6,8 @@ It stops when a step ends without tool calls, at `max_steps`, when a call waits 
 (approval) or for the client (a tool without `execute`), or when the model fails (an `error`
 chunk, no `finish`). Cancellation propagates: the caller owns the cancel scope and saves whatever
 the emitted chunks built so far.
+
+A step's model stream is `think.step_stream`; its tool calls are `think.tools.calls`.
 """
 
 from __future__ import annotations
@@ -13,66 +15,33 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal, assert_never
+from typing import Literal
 
-import anyio
-import orjson
-
-from think.errors import ModelError
-from think.hooks import (
-    Allow,
-    Block,
-    LoopHooks,
-    NoHooks,
-    StepContext,
-    StepRecord,
-    StopCondition,
-    Substitute,
-    ToolCall,
-    ToolCallContext,
-    ToolCallResultContext,
-    ToolDecision,
-)
-from think.messages import JSONObject, new_id
+from think.hooks import LoopHooks, NoHooks, StepContext, StepRecord, StopCondition, ToolCall
 from think.models.base import (
-    AssistantContent,
     AssistantMessage,
     Model,
     ModelMessage,
     ModelRequest,
-    ReasoningContent,
-    TextContent,
     ToolCallContent,
     ToolResultContent,
     tool_results_message,
 )
-from think.models.events import (
-    Finish,
-    FinishReason,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    ToolCallStart,
-    Usage,
-)
-from think.tools.execute import ToolResult, run_tool
-from think.tools.tool import InvalidToolInput, Tool, ToolContext
+from think.models.events import Finish, FinishReason, Usage
+from think.step_stream import StepStream, stream_step
+from think.tools.calls import Emit, PendingCall, run_calls
+from think.tools.execute import ToolResult
+from think.tools.tool import Tool, ToolContext
+
+__all__ = ["Emit", "LoopResult", "LoopStatus", "ResolveModel", "run_loop"]
 
 log = logging.getLogger("think.loop")
 
-Emit = Callable[[JSONObject], Awaitable[None]]
 ResolveModel = Callable[[Model | str], Model]
 LoopStatus = Literal["completed", "error", "awaiting-approval", "awaiting-client", "max-steps"]
-RETRY_INITIAL_DELAY = 2.0
-"""Seconds before the first retry of a failed model call; each further retry waits twice as long."""
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-"""HTTP statuses worth a retry (besides every 5xx), as the AI SDK's `APICallError.isRetryable`."""
 
 
 @dataclass(kw_only=True)
@@ -84,18 +53,6 @@ class LoopResult:
     usage: Usage | None = None
 
 
-@dataclass
-class _Call:
-    id: str
-    name: str
-    raw: str = ""
-    input: JSONObject | None = None
-    error: str | None = None
-    tool: Tool | None = None
-    waits: Literal["", "approval", "client"] = ""
-    provider_metadata: dict[str, Any] | None = None
-
-
 def _add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
     if a is None or b is None:
         return a or b
@@ -105,10 +62,6 @@ def _add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
 
     return Usage(s(a.input_tokens, b.input_tokens), s(a.output_tokens, b.output_tokens),
                  s(a.reasoning_tokens, b.reasoning_tokens), s(a.cached_input_tokens, b.cached_input_tokens))
-
-
-def blocked_text(name: str) -> str:
-    return f'Tool "{name}" was blocked by beforeToolCall.'
 
 
 async def run_loop(
@@ -144,11 +97,11 @@ async def run_loop(
 
     await emit({"type": "start", "messageId": message_id} if message_id else {"type": "start"})
     if approved_calls:
-        pending = [_Call(c.id, c.name, input=c.input, tool=tools.get(c.name)) for c in approved_calls]
+        pending = [PendingCall(c.id, c.name, input=c.input, tool=tools.get(c.name)) for c in approved_calls]
         for c in pending:
             if c.tool is None or c.tool.execute is None:
                 c.error = f"Tool {c.name!r} is not available to run after its approval."
-        outcomes = await _run_calls(pending, 0, hooks, base_ctx, tuple(messages), emit)
+        outcomes = await run_calls(pending, 0, hooks, base_ctx, tuple(messages), emit)
         for c in pending:
             if c.error is not None:
                 outcomes[c.id] = ToolResult.failed(c.id, c.name, c.error)
@@ -180,8 +133,8 @@ async def run_loop(
         call_request = replace(step_request, system=system, messages=tuple(messages), tools=specs)
 
         await emit({"type": "start-step"})
-        stream = await _stream_step(step_model, call_request, max_retries,
-                                    partial(_StepStream, step_number, step_tools, emit, part_ids, send_reasoning))
+        stream = await stream_step(step_model, call_request, max_retries,
+                                    partial(StepStream, step_number, step_tools, emit, part_ids, send_reasoning))
         step, finish, calls = stream.step, stream.finish, stream.calls
         if finish is None:
             finish = Finish("error", error="the model stream ended without a finish event")
@@ -195,7 +148,7 @@ async def run_loop(
             await emit({"type": "error", "errorText": result.error})
             return result
 
-        outcomes = await _run_calls(list(calls.values()), step_number, hooks, base_ctx, tuple(messages), emit)
+        outcomes = await run_calls(list(calls.values()), step_number, hooks, base_ctx, tuple(messages), emit)
         content = stream.content()
         results: list[ToolResultContent] = []
         for c in calls.values():
@@ -241,240 +194,3 @@ async def _should_stop(conditions: Sequence[StopCondition], steps: Sequence[Step
     return False
 
 
-def _retryable(status: int | None) -> bool:
-    return status is not None and (status in RETRYABLE_STATUSES or status >= 500)
-
-
-async def _stream_step(model: Model, request: ModelRequest, max_retries: int,
-                       new_stream: Callable[[], _StepStream]) -> _StepStream:
-    """Stream one model call; a call that fails before any content is retried (429, 5xx, a
-    retryable `ModelError`) up to `max_retries` times, with exponential backoff."""
-    for attempt in itertools.count():
-        stream = new_stream()
-        try:
-            async for event in model.stream(request):
-                await stream.feed(event)
-        except ModelError as exc:
-            if stream.started or not (exc.retryable or _retryable(exc.status)) or attempt >= max_retries:
-                raise
-            log.info("model call failed before any content (%s); retry %d of %d", exc, attempt + 1, max_retries)
-        else:
-            finish = stream.finish
-            if (stream.started or finish is None or finish.reason != "error" or not _retryable(finish.status)
-                    or attempt >= max_retries):
-                await stream.close_open()
-                return stream
-            log.info("model call failed before any content (%s, status %s); retry %d of %d", finish.error,
-                     finish.status, attempt + 1, max_retries)
-        await anyio.sleep(RETRY_INITIAL_DELAY * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-class _StepStream:
-    """Turns one step's model events into UI chunks and collects what the step said."""
-
-    def __init__(self, step_number: int, tools: Mapping[str, Tool], emit: Emit, part_ids: Iterator[int],
-                 send_reasoning: bool) -> None:
-        self.step = StepRecord(step_number=step_number)
-        self.tools = tools
-        self.emit = emit
-        self.part_ids = part_ids
-        self.send_reasoning = send_reasoning
-        self.calls: dict[str, _Call] = {}
-        self.finish: Finish | None = None
-        self.blocks: list[AssistantContent] = []
-        """Reasoning and text in the order the model produced them, one entry per block."""
-        self.open_kind: Literal["text", "reasoning"] | None = None
-        self.open_id = ""
-        self.started = False
-        """True once the model sent anything but its `Finish` (a retry would repeat content)."""
-
-    async def feed(self, event: StreamEvent) -> None:
-        if not isinstance(event, Finish):
-            self.started = True
-        match event:
-            case TextDelta(text=delta):
-                await self._open("text")
-                self.step.text += delta
-                block = self.blocks[-1]
-                assert isinstance(block, TextContent)
-                self.blocks[-1] = TextContent(block.text + delta)
-                await self.emit({"type": "text-delta", "id": self.open_id, "delta": delta})
-            case ReasoningDelta(text=delta, provider_metadata=meta):
-                if self.open_kind == "reasoning" and _sealed(self.blocks[-1]):
-                    await self.close_open()  # a signed block is complete: this delta starts the next one
-                await self._open("reasoning")
-                self.step.reasoning += delta
-                block = self.blocks[-1]
-                assert isinstance(block, ReasoningContent)
-                merged = {**(block.provider_metadata or {}), **meta} if meta else block.provider_metadata
-                self.blocks[-1] = ReasoningContent(block.text + delta, merged)
-                if self.send_reasoning:
-                    chunk: JSONObject = {"type": "reasoning-delta", "id": self.open_id, "delta": delta}
-                    if meta:
-                        chunk["providerMetadata"] = meta
-                    await self.emit(chunk)
-            case ToolCallStart(id=call_id, name=name):
-                await self._start_call(call_id, name)
-            case ToolCallDelta(id=call_id, arguments_delta=delta):
-                if call_id in self.calls:
-                    self.calls[call_id].raw += delta
-                await self.emit({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta})
-            case ToolCallReady(id=call_id, name=name, arguments=raw, provider_metadata=meta):
-                if call_id not in self.calls:
-                    await self._start_call(call_id, name)
-                await self.close_open()
-                call = self.calls[call_id]
-                call.raw, call.provider_metadata = raw, meta
-                await _announce_call(call, self.tools, self.emit)
-            case Finish():
-                self.finish = event
-            case _:
-                assert_never(event)
-
-    async def _open(self, kind: Literal["text", "reasoning"]) -> None:
-        if self.open_kind == kind:
-            return
-        await self.close_open()
-        self.open_kind, self.open_id = kind, f"{'txt' if kind == 'text' else 'rsn'}-{next(self.part_ids)}"
-        self.blocks.append(TextContent("") if kind == "text" else ReasoningContent(""))
-        if kind == "text" or self.send_reasoning:
-            await self.emit({"type": f"{kind}-start", "id": self.open_id})
-
-    async def close_open(self) -> None:
-        if self.open_kind is not None:
-            if self.open_kind == "text" or self.send_reasoning:
-                await self.emit({"type": f"{self.open_kind}-end", "id": self.open_id})
-            self.open_kind = None
-
-    async def _start_call(self, call_id: str, name: str) -> None:
-        await self.close_open()
-        self.calls[call_id] = _Call(call_id, name, tool=self.tools.get(name))
-        start: JSONObject = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
-        if name not in self.tools:
-            start["dynamic"] = True
-        await self.emit(start)
-
-    def content(self) -> list[AssistantContent]:
-        """The step's reasoning and text, as the next model call must see them."""
-        kept: list[AssistantContent] = []
-        for block in self.blocks:
-            if ((isinstance(block, TextContent) and block.text)
-                    or (isinstance(block, ReasoningContent) and (block.text or block.provider_metadata))):
-                kept.append(block)
-        return kept
-
-
-def _sealed(block: AssistantContent) -> bool:
-    """A reasoning block that carries its signature (or is redacted) is complete."""
-    if not isinstance(block, ReasoningContent) or not block.provider_metadata:
-        return False
-    return any(isinstance(v, dict) and ("signature" in v or "redactedData" in v)
-               for v in block.provider_metadata.values())
-
-
-async def _run_calls(calls: list[_Call], step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
-                     messages: Sequence[ModelMessage], emit: Emit) -> dict[str, ToolResult]:
-    """Run a step's server tool calls in parallel; outputs reach the UI as they finish."""
-    ready = [c for c in calls if c.input is not None and not c.waits and c.error is None]
-    outcomes: dict[str, ToolResult] = {}
-
-    async def run_one(call: _Call) -> None:
-        outcomes[call.id] = await _execute(call, step_number, hooks, base_ctx, messages, emit)
-
-    if len(ready) == 1:
-        await run_one(ready[0])
-    elif ready:
-        async with anyio.create_task_group() as group:
-            for call in ready:
-                group.start_soon(run_one, call)
-    return outcomes
-
-
-async def _announce_call(c: _Call, tools: Mapping[str, Tool], send: Emit) -> None:
-    """Parse and validate a complete call, then tell the UI what will happen to it."""
-    tool = tools.get(c.name)
-    try:
-        parsed = orjson.loads(c.raw) if c.raw.strip() else {}
-    except orjson.JSONDecodeError as exc:
-        c.error = f"Invalid JSON arguments for tool {c.name!r}: {exc}"
-        parsed = None
-    if parsed is not None and not isinstance(parsed, dict):
-        c.error = f"Arguments for tool {c.name!r} must be a JSON object, got {type(parsed).__name__}"
-    if tool is None and c.error is None:
-        names = ", ".join(sorted(tools)) or "none"
-        c.error = f"Model tried to call unavailable tool '{c.name}'. Available tools: {names}."
-    if c.error is None and tool is not None and isinstance(parsed, dict):
-        try:
-            c.input = tool.check_input(parsed)
-        except InvalidToolInput as exc:
-            c.error = f"Invalid input for tool {c.name!r}: {exc}"
-    if c.error is not None:
-        c.input = parsed if isinstance(parsed, dict) else {}
-        chunk: JSONObject = {"type": "tool-input-error", "toolCallId": c.id, "toolName": c.name,
-                             "input": parsed if parsed is not None else c.raw, "errorText": c.error}
-        if tool is None:
-            chunk["dynamic"] = True
-        await send(chunk)
-        return
-    assert tool is not None and c.input is not None
-    available: JSONObject = {"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name,
-                             "input": _json_safe(c.input)}
-    if c.provider_metadata:
-        available["providerMetadata"] = c.provider_metadata
-    await send(available)
-    if tool.is_client_tool:
-        c.waits = "client"
-    elif await tool.requires_approval(c.input):
-        c.waits = "approval"
-        await send({"type": "tool-approval-request", "approvalId": f"approval-{new_id(12)}", "toolCallId": c.id})
-
-
-def _json_safe(value: JSONObject) -> JSONObject:
-    try:
-        orjson.dumps(value)
-    except TypeError:
-        return dict(orjson.loads(orjson.dumps(value, default=str)))
-    return value
-
-
-async def _execute(c: _Call, step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
-                   messages: Sequence[ModelMessage], send: Emit) -> ToolResult:
-    """Run one call through `before_tool_call`, the tool, and `after_tool_call`."""
-    assert c.tool is not None and c.input is not None
-    call = ToolCall(id=c.id, name=c.name, input=c.input)
-    started = time.perf_counter()
-    outcome: ToolResult | None = None
-    decision: ToolDecision | None = None
-    try:
-        decision = await hooks.before_tool_call(ToolCallContext(call=call, step_number=step_number,
-                                                                messages=messages,
-                                                                request_id=base_ctx.request_id))
-    except Exception as exc:  # a hook that raises becomes this call's error
-        outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")
-    if outcome is None:
-        match decision:
-            case Block(reason=reason):
-                outcome = ToolResult.ok(c.id, c.name, reason or blocked_text(c.name))
-            case Substitute(output=output):
-                outcome = ToolResult.ok(c.id, c.name, output)
-            case Allow() | None:
-                arguments = decision.input if decision is not None and decision.input is not None else c.input
-                ctx = replace(base_ctx, tool_call_id=c.id, tool_name=c.name)
-
-                async def preliminary(value: Any) -> None:
-                    await send({"type": "tool-output-available", "toolCallId": c.id, "output": value,
-                                "preliminary": True})
-
-                outcome = await run_tool(c.tool, arguments, ctx, on_preliminary=preliminary)
-    try:  # before the output chunk, as the original orders them
-        await hooks.after_tool_call(ToolCallResultContext(
-            call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,
-            success=not outcome.is_error, output=outcome.output, error=outcome.error))
-    except Exception:
-        log.exception("after_tool_call raised; the tool result stands")
-    if outcome.is_error:
-        await send({"type": "tool-output-error", "toolCallId": c.id, "errorText": outcome.error})
-    else:
-        await send({"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output})
-    return outcome

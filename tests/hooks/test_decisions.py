@@ -11,7 +11,7 @@ import orjson
 import pytest
 from pydantic import BaseModel
 
-import think.loop
+import think.step_stream
 from think import (
     Allow,
     Block,
@@ -301,7 +301,7 @@ class Flaky:
 async def test_model_calls_that_fail_before_any_content_are_retried(
         data_dir: Path, monkeypatch: pytest.MonkeyPatch, flaky: Flaky, retries: int | None, calls: int,
         status: str) -> None:
-    monkeypatch.setattr(think.loop, "RETRY_INITIAL_DELAY", 0.001)
+    monkeypatch.setattr(think.step_stream, "RETRY_INITIAL_DELAY", 0.001)
 
     class Retrying(Think):
         def get_model(self) -> Any:

@@ -1,0 +1,166 @@
+"""The tool calls of one model step: announced to the UI as they complete, then run in parallel.
+
+`announce_call` parses and validates a call the model finished (a `tool-input-error` chunk for
+bad JSON, unknown tools and invalid input; `tool-input-available` otherwise) and marks calls that
+wait for a person (`tool-approval-request`) or for the client (a tool without `execute`).
+`run_calls` runs the rest through `before_tool_call`, the tool and `after_tool_call`; the UI sees
+each output as it finishes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import anyio
+import orjson
+
+from think.hooks import (
+    Allow,
+    Block,
+    LoopHooks,
+    Substitute,
+    ToolCall,
+    ToolCallContext,
+    ToolCallResultContext,
+    ToolDecision,
+)
+from think.messages import JSONObject, new_id
+from think.models.base import ModelMessage
+from think.tools.execute import ToolResult, run_tool
+from think.tools.tool import InvalidToolInput, Tool, ToolContext
+
+log = logging.getLogger("think.loop")
+
+Emit = Callable[[JSONObject], Awaitable[None]]
+"""Where the loop pushes UI message chunks."""
+
+
+@dataclass
+class PendingCall:
+    """A call the model made in this step, from its first delta to its outcome."""
+
+    id: str
+    name: str
+    raw: str = ""
+    input: JSONObject | None = None
+    error: str | None = None
+    tool: Tool | None = None
+    waits: Literal["", "approval", "client"] = ""
+    provider_metadata: dict[str, Any] | None = None
+
+
+
+def blocked_text(name: str) -> str:
+    """What the model is told of a call `before_tool_call` blocked without a reason."""
+    return f'Tool "{name}" was blocked by beforeToolCall.'
+
+
+async def run_calls(calls: list[PendingCall], step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
+                     messages: Sequence[ModelMessage], emit: Emit) -> dict[str, ToolResult]:
+    """Run a step's server tool calls in parallel; outputs reach the UI as they finish."""
+    ready = [c for c in calls if c.input is not None and not c.waits and c.error is None]
+    outcomes: dict[str, ToolResult] = {}
+
+    async def run_one(call: PendingCall) -> None:
+        outcomes[call.id] = await execute_call(call, step_number, hooks, base_ctx, messages, emit)
+
+    if len(ready) == 1:
+        await run_one(ready[0])
+    elif ready:
+        async with anyio.create_task_group() as group:
+            for call in ready:
+                group.start_soon(run_one, call)
+    return outcomes
+
+
+async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit) -> None:
+    """Parse and validate a complete call, then tell the UI what will happen to it."""
+    tool = tools.get(c.name)
+    try:
+        parsed = orjson.loads(c.raw) if c.raw.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        c.error = f"Invalid JSON arguments for tool {c.name!r}: {exc}"
+        parsed = None
+    if parsed is not None and not isinstance(parsed, dict):
+        c.error = f"Arguments for tool {c.name!r} must be a JSON object, got {type(parsed).__name__}"
+    if tool is None and c.error is None:
+        names = ", ".join(sorted(tools)) or "none"
+        c.error = f"Model tried to call unavailable tool '{c.name}'. Available tools: {names}."
+    if c.error is None and tool is not None and isinstance(parsed, dict):
+        try:
+            c.input = tool.check_input(parsed)
+        except InvalidToolInput as exc:
+            c.error = f"Invalid input for tool {c.name!r}: {exc}"
+    if c.error is not None:
+        c.input = parsed if isinstance(parsed, dict) else {}
+        chunk: JSONObject = {"type": "tool-input-error", "toolCallId": c.id, "toolName": c.name,
+                             "input": parsed if parsed is not None else c.raw, "errorText": c.error}
+        if tool is None:
+            chunk["dynamic"] = True
+        await send(chunk)
+        return
+    assert tool is not None and c.input is not None
+    available: JSONObject = {"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name,
+                             "input": _json_safe(c.input)}
+    if c.provider_metadata:
+        available["providerMetadata"] = c.provider_metadata
+    await send(available)
+    if tool.is_client_tool:
+        c.waits = "client"
+    elif await tool.requires_approval(c.input):
+        c.waits = "approval"
+        await send({"type": "tool-approval-request", "approvalId": f"approval-{new_id(12)}", "toolCallId": c.id})
+
+
+def _json_safe(value: JSONObject) -> JSONObject:
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return dict(orjson.loads(orjson.dumps(value, default=str)))
+    return value
+
+
+async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_ctx: ToolContext,
+                   messages: Sequence[ModelMessage], send: Emit) -> ToolResult:
+    """Run one call through `before_tool_call`, the tool, and `after_tool_call`."""
+    assert c.tool is not None and c.input is not None
+    call = ToolCall(id=c.id, name=c.name, input=c.input)
+    started = time.perf_counter()
+    outcome: ToolResult | None = None
+    decision: ToolDecision | None = None
+    try:
+        decision = await hooks.before_tool_call(ToolCallContext(call=call, step_number=step_number,
+                                                                messages=messages,
+                                                                request_id=base_ctx.request_id))
+    except Exception as exc:  # a hook that raises becomes this call's error
+        outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")
+    if outcome is None:
+        match decision:
+            case Block(reason=reason):
+                outcome = ToolResult.ok(c.id, c.name, reason or blocked_text(c.name))
+            case Substitute(output=output):
+                outcome = ToolResult.ok(c.id, c.name, output)
+            case Allow() | None:
+                arguments = decision.input if decision is not None and decision.input is not None else c.input
+                ctx = replace(base_ctx, tool_call_id=c.id, tool_name=c.name)
+
+                async def preliminary(value: Any) -> None:
+                    await send({"type": "tool-output-available", "toolCallId": c.id, "output": value,
+                                "preliminary": True})
+
+                outcome = await run_tool(c.tool, arguments, ctx, on_preliminary=preliminary)
+    try:  # before the output chunk, as the original orders them
+        await hooks.after_tool_call(ToolCallResultContext(
+            call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,
+            success=not outcome.is_error, output=outcome.output, error=outcome.error))
+    except Exception:
+        log.exception("after_tool_call raised; the tool result stands")
+    if outcome.is_error:
+        await send({"type": "tool-output-error", "toolCallId": c.id, "errorText": outcome.error})
+    else:
+        await send({"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output})
+    return outcome
