@@ -9,22 +9,15 @@ import anyio
 import anyio.lowlevel
 
 from think import ConfigurationError, Think, callable
-from think.models.base import ModelRequest, TextContent, UserMessage
+from think.models.base import ModelRequest
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.server import StreamingResponse
 from think.testing.models import HANG, Reply, ScriptedModel, error, text
 
 
-def last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(c.text for c in message.content if isinstance(c, TextContent))
-    return ""
-
-
 def echo(request: ModelRequest) -> Reply:
     """`Echo: <the last user text>`; "slow …" hangs until cancelled; "boom …" fails mid-stream."""
-    said = last_user_text(request)
+    said = request.last_user_text
     if said.startswith("slow"):
         return [text("w01 w02 w03 "), HANG]
     if said.startswith("boom"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from think import Think, tool
-from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
 
@@ -44,19 +44,13 @@ def notify_team(message: str) -> str:
     return f"Sent: {message}"
 
 
-def _last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(part.text for part in message.content if isinstance(part, TextContent))
-    return ""
-
 
 def script(request: ModelRequest) -> Reply:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
         result = last.results[0]
         return f"The sum is {result.output}." if result.name == "add" else f"Done: {result.output}"
-    said = _last_user_text(request)
+    said = request.last_user_text
     if said.startswith("hello"):
         return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
     if said.startswith("slow"):

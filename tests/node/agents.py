@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from think import Think, callable, tool
-from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think.models.base import ModelRequest, ToolMessage
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
@@ -41,18 +41,12 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def _last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(part.text for part in message.content if isinstance(part, TextContent))
-    return ""
-
 
 def script(request: ModelRequest) -> Reply:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
         return f"The sum is {last.results[0].output}."
-    said = _last_user_text(request)
+    said = request.last_user_text
     if said.startswith("hello"):
         return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
     if said.startswith("slow"):

@@ -6,23 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from think import ModelRequest, StorageError, Think, open_agent
-from think.models.base import TextContent, UserMessage
+from think import StorageError, Think, open_agent
 from think.sessions import Session
 from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnEvent
 from think.testing.models import ScriptedModel
-
-
-def last_user_text(request: ModelRequest) -> str:
-    users = [m for m in request.messages if isinstance(m, UserMessage)]
-    return "".join(c.text for c in users[-1].content if isinstance(c, TextContent))
 
 
 class Echo(Think):
     """Repeats the last user message and counts what it saw."""
 
     def get_model(self) -> ScriptedModel:
-        return ScriptedModel(lambda r: f"{last_user_text(r)} ({len(r.messages)} seen)")
+        return ScriptedModel(lambda r: f"{r.last_user_text} ({len(r.messages)} seen)")
 
     def configure_session(self, session: Session) -> Session:
         return session.with_context("notes", description="Facts about this conversation", max_tokens=100)

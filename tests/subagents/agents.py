@@ -5,19 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from think import Think, agent_tool, callable
-from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think.models.base import ModelRequest, ToolMessage
 from think.testing.models import HANG, Reply, ScriptedModel, call, text
 
 
-def last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(c.text for c in message.content if isinstance(c, TextContent))
-    return ""
-
-
 def research(request: ModelRequest) -> Reply:
-    topic = last_user_text(request)
+    topic = request.last_user_text
     if topic.startswith("forever"):
         return [text("Digging into it "), HANG]
     return [text(f"Findings on {topic}: it is well studied.", chunks=4)]
@@ -40,7 +33,7 @@ def lead(request: ModelRequest) -> Reply:
     if isinstance(last, ToolMessage):
         result = last.results[0]
         return f"Summary: {result.output}" if not result.is_error else f"The researcher failed: {result.output}"
-    return [call("researcher", prompt=last_user_text(request))]
+    return [call("researcher", prompt=request.last_user_text)]
 
 
 class Lead(Think):

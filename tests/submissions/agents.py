@@ -16,15 +16,8 @@ from typing import Any
 import anyio
 
 from think import Think, callable
-from think.models.base import ModelRequest, TextContent, UserMessage
+from think.models.base import ModelRequest
 from think.models.events import Finish, StreamEvent, TextDelta
-
-
-def last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(c.text for c in message.content if isinstance(c, TextContent))
-    return ""
 
 
 class LedgerModel:
@@ -35,7 +28,7 @@ class LedgerModel:
         self.calls: list[str] = []
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        said = last_user_text(request)
+        said = request.last_user_text
         earlier = self._record(said)
         if said.startswith("gated") and self.gate is not None:
             await self.gate.wait()

@@ -11,20 +11,13 @@ import orjson
 import pytest
 
 from think import ProtocolError, Submission, Think, TurnError, TurnResult, client_tool, open_agent, tool
-from think.models.base import ModelRequest, TextContent, UserMessage
+from think.models.base import ModelRequest
 from think.testing.models import HANG, Reply, ScriptedModel, call, error, text
 from think.turns.callbacks import ChatCallback
 
 
-def last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return "".join(c.text for c in message.content if isinstance(c, TextContent))
-    return ""
-
-
 def answer(request: ModelRequest) -> Reply:
-    said = last_user_text(request)
+    said = request.last_user_text
     if said.startswith("hang"):
         return [text("Thinking "), HANG]
     if said.startswith("fail"):

@@ -149,6 +149,15 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     settings: ModelSettings = field(default_factory=ModelSettings)
 
+    @property
+    def last_user_text(self) -> str:
+        """The text of the newest user message ("" if there is none): what a scripted or a
+        rule-based model usually answers."""
+        for message in reversed(self.messages):
+            if isinstance(message, UserMessage):
+                return "".join(c.text for c in message.content if isinstance(c, TextContent))
+        return ""
+
 
 @runtime_checkable
 class Model(Protocol):

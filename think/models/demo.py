@@ -31,11 +31,9 @@ import orjson
 from think.models.base import (
     ModelMessage,
     ModelRequest,
-    TextContent,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
-    UserMessage,
 )
 from think.models.events import (
     Finish,
@@ -148,7 +146,7 @@ def _reply(request: ModelRequest) -> _Reply:
     last = request.messages[-1] if request.messages else None
     if isinstance(last, ToolMessage):
         return _after_tools(last.results, request.messages)
-    text = _last_user_text(request.messages)[:MAX_READ_CHARS]
+    text = request.last_user_text.strip()[:MAX_READ_CHARS]
     tools = {spec.name for spec in request.tools}
     if _ACTION.search(text) and "send_notification" in tools:
         arguments = {"to": _recipient(text), "message": _notification_text(text)}
@@ -232,13 +230,6 @@ def _introduction(text: str, request: ModelRequest) -> _Reply:
 # ---- reading the conversation --------------------------------------------------------------------
 
 
-def _last_user_text(messages: Sequence[ModelMessage]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, UserMessage):
-            return " ".join(c.text for c in message.content if isinstance(c, TextContent)).strip()
-    return ""
-
-
 def _call_arguments(messages: Sequence[ModelMessage]) -> dict[str, dict[str, Any]]:
     return {
         content.id: content.arguments
@@ -252,7 +243,7 @@ def _call_arguments(messages: Sequence[ModelMessage]) -> dict[str, dict[str, Any
 def _call_id(request: ModelRequest) -> str:
     """Deterministic, and distinct from the conversation's earlier calls."""
     earlier = len(_call_arguments(request.messages))
-    digest = hashlib.sha256(_last_user_text(request.messages).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(request.last_user_text.strip().encode()).hexdigest()[:8]
     return f"call_demo_{earlier}_{digest}"
 
 
