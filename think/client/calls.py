@@ -7,7 +7,7 @@ streams and await them for the end. Every wait is bounded by the object's `timeo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
 import orjson
@@ -43,7 +43,42 @@ async def _wait_until(signal: Signal, deadline: float | None) -> None:
         await signal.wait()
 
 
-class ChatTurn:
+T = TypeVar("T")
+
+
+class _Streamed(Generic[T]):
+    """What a reader fills in: chunks that arrive one by one, then the end."""
+
+    timeout: float | None
+    chunks: list[T]
+    done: bool
+    _changed: Signal
+
+    def _failure(self) -> Exception | None:
+        """Raised by the iteration once done (None: it ended well)."""
+        return None
+
+    async def __aiter__(self) -> AsyncIterator[T]:
+        """The chunks from the first, as they arrive; TimeoutError after `self.timeout` seconds."""
+        deadline = None if self.timeout is None else anyio.current_time() + self.timeout
+        index = 0
+        while True:
+            while index < len(self.chunks):
+                yield self.chunks[index]
+                index += 1
+            if self.done:
+                if (failure := self._failure()) is not None:
+                    raise failure
+                return
+            await _wait_until(self._changed, deadline)
+
+    async def _until_done(self) -> None:
+        with anyio.fail_after(self.timeout):
+            while not self.done:
+                await self._changed.wait()
+
+
+class ChatTurn(_Streamed[JSONObject]):
     """One chat request's stream as a client sees it: chunks, the folded reply, the ending.
 
     Iterate it for the chunks (from the first, as they arrive); await it for the end.
@@ -107,31 +142,18 @@ class ChatTurn:
             self.error = self.error or reason
             self._changed.fire()
 
-    async def __aiter__(self) -> AsyncIterator[JSONObject]:
-        """The chunks from the first, as they arrive; TimeoutError after `self.timeout` seconds."""
-        deadline = None if self.timeout is None else anyio.current_time() + self.timeout
-        index = 0
-        while True:
-            while index < len(self.chunks):
-                yield self.chunks[index]
-                index += 1
-            if self.done:
-                return
-            await _wait_until(self._changed, deadline)
-
     async def wait(self) -> ChatTurn:
         """Wait for the done frame (TimeoutError after `self.timeout` seconds)."""
-        with anyio.fail_after(self.timeout):
-            while not self.done:
-                await self._changed.wait()
+        await self._until_done()
         return self
 
     def __await__(self) -> Generator[Any, None, ChatTurn]:
         return self.wait().__await__()
 
 
-class RpcCall:
-    """An RPC call in flight: iterate it for streamed chunks; `result` once done."""
+class RpcCall(_Streamed[Any]):
+    """An RPC call in flight: iterate it for streamed chunks (RpcError if it fails); `result`
+    once done."""
 
     def __init__(self, call_id: str, method: str, *, timeout: float | None = 30.0) -> None:
         self.id = call_id
@@ -157,25 +179,12 @@ class RpcCall:
             self.error, self.done = reason, True
             self._changed.fire()
 
-    async def __aiter__(self) -> AsyncIterator[Any]:
-        """Streamed chunks as they arrive; RpcError if the call fails, TimeoutError after `timeout`."""
-        deadline = None if self.timeout is None else anyio.current_time() + self.timeout
-        index = 0
-        while True:
-            while index < len(self.chunks):
-                yield self.chunks[index]
-                index += 1
-            if self.done:
-                if self.error is not None:
-                    raise RpcError(self.error)
-                return
-            await _wait_until(self._changed, deadline)
+    def _failure(self) -> Exception | None:
+        return RpcError(self.error) if self.error is not None else None
 
     async def wait(self) -> Any:
         """The final result; RpcError if the call failed, TimeoutError after `self.timeout` s."""
-        with anyio.fail_after(self.timeout):
-            while not self.done:
-                await self._changed.wait()
+        await self._until_done()
         if self.error is not None:
             raise RpcError(f"{self.method}: {self.error}")
         return self.result
