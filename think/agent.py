@@ -69,6 +69,7 @@ from think.turns.queue import TurnQueue
 from think.turns.runner import new_request_id, run_turn
 from think.turns.tool_results import ToolUpdates
 from think.turns.turn import TurnRequest, TurnResult
+from think.workspace.preview import DEFAULT_PREVIEW_BYTES, preview_file
 from think.workspace.tools import create_workspace_tools
 from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
 from think.workspace.workspace import Workspace
@@ -258,6 +259,13 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
     async def list_workspace(self, path: str = "/") -> list[dict[str, Any]]:
         """The entries of a workspace directory (directories first), for clients' file panels."""
         return [entry.to_json() for entry in await self.workspace.list(path)]
+
+    @rpc_callable(description="A workspace file: FileInfo and its text content (binary or large files: a note).")
+    async def read_workspace_file(self, path: str, max_bytes: int = DEFAULT_PREVIEW_BYTES) -> dict[str, Any]:
+        """A workspace file for clients' file panels: its FileInfo JSON plus `content` (text), or
+        `content: null` with `reason` and `note` for binary files and files over `max_bytes`
+        (at most 4 MB). Missing paths and directories are errors (see `preview_file`)."""
+        return await preview_file(self.workspace, path, max_bytes=max_bytes)
 
     # ---- lifecycle -------------------------------------------------------------------------------
 

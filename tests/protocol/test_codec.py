@@ -31,6 +31,7 @@ from think.protocol.frames import (
     ClientFrame,
     ClientMessages,
     ClientToolSchema,
+    FileChange,
     Identity,
     McpServers,
     MessageUpdated,
@@ -48,6 +49,7 @@ from think.protocol.frames import (
     StreamResuming,
     ToolApproval,
     ToolResult,
+    WorkspaceChanged,
 )
 from think.protocol.transcript import InvalidMessage, LazyMessages
 
@@ -122,6 +124,9 @@ SERVER_FRAMES: list[ServerFrame] = [
     RpcResponse(id="1", success=True, result=0, done=False),
     RpcResponse(id="1", success=False, error="Method nope does not exist"),
     ProtocolErrorFrame("Not a protocol frame"),
+    WorkspaceChanged((FileChange("create", "/src", "directory"), FileChange("update", "/src/app.py", "file"),
+                      FileChange("delete", "/old name.txt", "file"))),
+    WorkspaceChanged(()),
 ]
 
 
@@ -292,6 +297,28 @@ def test_unknown_server_frames_are_reported_not_guessed() -> None:
         parse_server_frame('{"type":"agent-tool-event"}')
     with pytest.raises(InvalidFrame):
         parse_server_frame('{"type":"cf_agent_identity","name":1,"agent":"a"}')
+
+
+def test_workspace_changes_are_our_own_frame_with_camel_case_fields() -> None:
+    frame = WorkspaceChanged((FileChange("create", "/notes", "directory"), FileChange("delete", "/a.md", "file")))
+    assert encode_frame(frame) == compact({"type": "think_workspace_change", "changes": [
+        {"kind": "create", "path": "/notes", "entryType": "directory"},
+        {"kind": "delete", "path": "/a.md", "entryType": "file"}]})
+    with pytest.raises(UnknownFrame):  # a server frame: never accepted from a client
+        parse_frame(encode_frame(frame))
+
+
+@pytest.mark.parametrize("changes", [
+    None,
+    {"kind": "create"},
+    [{"kind": "rename", "path": "/a", "entryType": "file"}],
+    [{"kind": "create", "path": 7, "entryType": "file"}],
+    [{"kind": "create", "path": "/a", "entryType": "symlink"}],
+    ["/a"],
+])
+def test_a_malformed_workspace_change_frame_is_invalid(changes: Any) -> None:
+    with pytest.raises(InvalidFrame, match="think_workspace_change: changes"):
+        parse_server_frame(orjson.dumps({"type": "think_workspace_change", "changes": changes}))
 
 
 def test_outcome_of_a_done_frame() -> None:

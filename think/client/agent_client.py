@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Self
@@ -46,6 +46,7 @@ from think.protocol.frames import (
     ChatResponse,
     ClientFrame,
     ClientToolSchema,
+    FileChange,
     Identity,
     McpServers,
     MessageUpdated,
@@ -61,6 +62,7 @@ from think.protocol.frames import (
     StreamResumeNone,
     StreamResumeRequest,
     StreamResuming,
+    WorkspaceChanged,
 )
 from think.protocol.transcript import LazyMessages
 from think.runtime.naming import kebab_case
@@ -69,6 +71,8 @@ log = logging.getLogger("think.client")
 
 KEEP_FINISHED_TURNS = 100
 """Finished turns kept in `AgentClient.turns` (older ones are dropped)."""
+KEEP_WORKSPACE_CHANGES = 10_000
+"""Workspace changes kept in `AgentClient.workspace_changes` (older ones are dropped)."""
 
 
 def nanoid(size: int = 8) -> str:
@@ -120,6 +124,8 @@ class AgentClient:
         """The turn that was streaming when we connected, if any."""
         self.errors: list[str] = []
         """`cf_agent_protocol_error` and `cf_agent_state_error` texts the server sent."""
+        self.workspace_changes: deque[FileChange] = deque(maxlen=KEEP_WORKSPACE_CHANGES)
+        """Changes of the agent's workspace (`think_workspace_change` frames), oldest first."""
         self.close_code: int | None = None
         self.close_reason: str = ""
         self._messages: Sequence[Message] = ()
@@ -258,6 +264,8 @@ class AgentClient:
                     call._apply(frame)
                     if call.done:
                         del self._calls[call_id]
+            case WorkspaceChanged(changes=changes):
+                self.workspace_changes.extend(changes)
             case ProtocolErrorFrame(error=error) | StateError(error=error):
                 log.info("the server refused a frame: %s", error)
                 self.errors.append(error)

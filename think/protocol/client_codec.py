@@ -25,6 +25,7 @@ from think.protocol.frames import (
     ClientFrame,
     ClientMessages,
     ClientToolSchema,
+    FileChange,
     Identity,
     McpServers,
     MessageUpdated,
@@ -43,6 +44,7 @@ from think.protocol.frames import (
     StreamResuming,
     ToolApproval,
     ToolResult,
+    WorkspaceChanged,
 )
 from think.protocol.transcript import LazyMessages
 
@@ -187,6 +189,23 @@ def _rpc(f: _Fields) -> RpcResponse:
     return RpcResponse(id=f.text("id"), success=False, error=error if isinstance(error, str) else str(error))
 
 
+_CHANGE_KINDS = ("create", "update", "delete")
+_ENTRY_TYPES = ("file", "directory")
+
+
+def _workspace_changed(f: _Fields) -> WorkspaceChanged:
+    changes = []
+    for index, entry in enumerate(f.array("changes")):
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        path = entry.get("path") if isinstance(entry, dict) else None
+        entry_type = entry.get("entryType") if isinstance(entry, dict) else None
+        if kind not in _CHANGE_KINDS or not isinstance(path, str) or entry_type not in _ENTRY_TYPES:
+            raise InvalidFrame(f"{f.kind}: changes[{index}] must be {{kind: create|update|delete, path: string, "
+                               "entryType: file|directory}", frame_type=f.kind)
+        changes.append(FileChange(kind, path, entry_type))
+    return WorkspaceChanged(tuple(changes))
+
+
 _SERVER_PARSERS: dict[str, Callable[[_Fields], ServerFrame]] = {
     "cf_agent_use_chat_response": _response,
     "cf_agent_chat_messages": _messages,
@@ -202,6 +221,7 @@ _SERVER_PARSERS: dict[str, Callable[[_Fields], ServerFrame]] = {
     "cf_agent_chat_recovering": lambda f: ChatRecovering(f.flag("recovering"), f.opt_text("id")),
     "cf_agent_protocol_error": lambda f: ProtocolErrorFrame(f.opt_text("error") or ""),
     "rpc": _rpc,
+    "think_workspace_change": _workspace_changed,
 }
 
 

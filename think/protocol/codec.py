@@ -52,6 +52,7 @@ from think.protocol.frames import (
     StreamResuming,
     ToolApproval,
     ToolResult,
+    WorkspaceChanged,
 )
 from think.protocol.transcript import LazyMessages
 
@@ -352,6 +353,9 @@ def _server_dict(frame: ServerFrame) -> JSONObject:
             return {"type": "rpc", "id": id_, "success": False, "error": error or "RPC failed"}
         case ProtocolErrorFrame(error=error):
             return {"type": "cf_agent_protocol_error", "error": error}
+        case WorkspaceChanged(changes=changes):
+            return {"type": "think_workspace_change",
+                    "changes": [{"kind": c.kind, "path": c.path, "entryType": c.entry_type} for c in changes]}
     raise TypeError(f"not a server frame: {frame!r}")  # ChatMessages goes through encode_transcript
 
 

@@ -251,6 +251,30 @@ class RpcResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class FileChange:
+    """One committed change of a workspace entry: `kind` is `create`, `update` or `delete`.
+
+    A move is a `delete` of the old path and a `create` of the new one; `mkdir` is a `create` of a
+    `directory`; removing a directory recursively is one `delete` that covers everything under it.
+    """
+
+    kind: Literal["create", "update", "delete"]
+    path: str
+    entry_type: Literal["file", "directory"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceChanged:
+    """`think_workspace_change` (ours, not the original's): the agent's workspace changed.
+
+    Broadcast to every connection of the agent, whoever made the change (a tool, `bash`, code
+    calling `self.workspace`). A burst of changes comes in one frame (up to 500 changes), in order.
+    """
+
+    changes: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ProtocolErrorFrame:
     """`cf_agent_protocol_error` (ours, not the original's): a frame of this client was refused.
 
@@ -264,5 +288,5 @@ class ProtocolErrorFrame:
 ServerFrame: TypeAlias = (
     ChatResponse | ChatMessages | ChatClear | MessageUpdated | Identity | State | StateError
     | McpServers | StreamResuming | StreamResumeNone | StreamPending | ChatRecovering | RpcResponse
-    | ProtocolErrorFrame
+    | ProtocolErrorFrame | WorkspaceChanged
 )

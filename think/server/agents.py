@@ -2,10 +2,10 @@
 
 An `AgentHost` exists while an agent has sockets or server-side work (turns, RPC calls). It holds
 a lease on the instance (so the runtime does not hibernate it), its `Connections`, the chat
-channel, and a task group that owns every turn and call started from a frame: a turn keeps
-running when the tab that asked for it closes. When the last connection is gone and the last
-task has finished, the host ends and releases the lease; the runtime hibernates the instance
-after its idle timeout.
+channel, the workspace feed (`think_workspace_change` frames), and a task group that owns every
+turn and call started from a frame: a turn keeps running when the tab that asked for it closes.
+When the last connection is gone and the last task has finished, the host ends and releases the
+lease; the runtime hibernates the instance after its idle timeout.
 
 The registry's own task group (entered in the app's lifespan) owns the hosts and the runtime's
 hibernation sweeper.
@@ -43,6 +43,7 @@ from think.runtime.embedded import EmbeddedRuntime
 from think.server.chat import ChatChannel
 from think.server.connection import Connection, Connections
 from think.server.rpc import call_method
+from think.server.workspace import WorkspaceFeed
 
 log = logging.getLogger("think.server")
 
@@ -66,15 +67,21 @@ class AgentHost:
         self.released = anyio.Event()
         """Set when the host has ended and released its lease on the agent."""
         self.chat = ChatChannel(agent, self.connections, self.spawn) if isinstance(agent, Think) else None
+        self.workspace = (WorkspaceFeed(agent.workspace, self.connections, self.spawn)
+                          if isinstance(agent, Think) else None)
 
     def open(self) -> None:
         if self.chat is not None:
             self.chat.open()
+        if self.workspace is not None:
+            self.workspace.open()
         self.agent._state_listeners.append(self._on_state)
 
     def close(self) -> None:
         if self.chat is not None:
             self.chat.close()
+        if self.workspace is not None:
+            self.workspace.close()
         if self._on_state in self.agent._state_listeners:
             self.agent._state_listeners.remove(self._on_state)
 

@@ -21,6 +21,7 @@ from think.workspace.operations import (
     ReadOps,
     WriteOps,
 )
+from think.workspace.preview import preview_file
 from think.workspace.search import SearchMatch, SearchResult
 from think.workspace.tools import (
     create_delete_tool,
@@ -68,4 +69,5 @@ __all__ = [
     "create_read_tool",
     "create_workspace_tools",
     "create_write_tool",
+    "preview_file",
 ]

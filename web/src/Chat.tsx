@@ -19,7 +19,8 @@ import {
   type KeyboardEvent,
   type ReactNode,
 } from "react";
-import { Alert, ArrowUp, Close, Mark, Refresh, StopSquare, Trash } from "./icons";
+import { FilesPanel } from "./Files";
+import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
 import { FilePart, isToolPart, Reasoning, TextPart, ToolCall, type ToolActions, type ToolPart } from "./parts";
 
 export const SUGGESTIONS = [
@@ -29,6 +30,28 @@ export const SUGGESTIONS = [
 ];
 
 type Connection = "connecting" | "open" | "closed";
+
+const FILES_KEY = "think.files-panel.v1";
+
+/** Whether the files panel is open, remembered across conversations and reloads. */
+function useFilesPanel(): [boolean, (open: boolean) => void] {
+  const [open, setOpen] = useState(() => {
+    try {
+      return localStorage.getItem(FILES_KEY) === "open";
+    } catch {
+      return false;
+    }
+  });
+  const set = useCallback((value: boolean) => {
+    setOpen(value);
+    try {
+      localStorage.setItem(FILES_KEY, value ? "open" : "closed");
+    } catch {
+      // Storage may be disabled; the panel still toggles for this page.
+    }
+  }, []);
+  return [open, set];
+}
 
 type Group = { role: UIMessage["role"]; messages: UIMessage[] };
 
@@ -75,6 +98,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
     onClose: () => setConnection("closed"),
   });
 
+  const [filesOpen, setFilesOpen] = useFilesPanel();
   const [turnError, setTurnError] = useState<string | null>(null);
   const {
     messages,
@@ -232,6 +256,18 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
             {connection === "open" ? "Connected" : connection === "connecting" ? "Connecting…" : "Reconnecting…"}
           </span>
         </span>
+        <button
+          type="button"
+          className={`btn btn-ghost btn-small files-toggle${filesOpen ? " is-on" : ""}`}
+          aria-label="Files"
+          aria-pressed={filesOpen}
+          aria-controls="files-panel"
+          title={filesOpen ? "Hide the workspace files" : "Show the workspace files"}
+          onClick={() => setFilesOpen(!filesOpen)}
+        >
+          <Folder />
+          <span className="wide-only">Files</span>
+        </button>
         {messages.length > 0 ? (
           <button
             type="button"
@@ -246,179 +282,186 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
         ) : null}
       </TopBar>
 
-      <div className="scroller" ref={scroller} onScroll={onScroll}>
-        <div className="column">
-          {messages.length === 0 && !busy ? (
-            <div className="empty">
-              <Mark size={40} />
-              <h1>What can I help with?</h1>
-              <p className="empty-hint">{emptyHint}</p>
-              <ul className="suggestions" aria-label="Suggested prompts">
-                {SUGGESTIONS.map((text) => (
-                  <li key={text}>
-                    <button type="button" className="suggestion" onClick={() => send(text)}>
-                      {text}
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </div>
-          ) : (
-            <div className="messages" role="log" aria-live="polite" aria-relevant="additions" aria-label="Conversation">
-              {groups.map((group, index) => {
-                const isLast = index === groups.length - 1;
-                if (group.role === "user") {
-                  return group.messages.map((message) => (
-                    <article key={message.id} className="msg msg-user" aria-label="You">
-                      <div className="bubble">
-                        {message.parts.map((part, i) =>
-                          part.type === "text" ? (
-                            <p key={i} className="user-text">
-                              {part.text}
-                            </p>
-                          ) : part.type === "file" ? (
-                            <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
-                          ) : null,
-                        )}
-                      </div>
-                    </article>
-                  ));
-                }
-                if (group.role !== "assistant") return null;
-                const parts = group.messages.flatMap((message) =>
-                  message.parts.map((part, i) => ({ part, key: `${message.id}:${i}` })),
-                );
-                const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
-                return (
-                  <article key={group.messages[0].id} className="msg msg-assistant" aria-label="Assistant">
-                    {parts.map(({ part, key }, i) => {
-                      if (part.type === "text") {
-                        return (
-                          <TextPart
-                            key={key}
-                            text={part.text}
-                            streaming={isLast && busy && i === lastTextIndex && i === parts.length - 1}
-                          />
-                        );
-                      }
-                      if (part.type === "reasoning") {
-                        return <Reasoning key={key} text={part.text} streaming={part.state === "streaming" && busy} />;
-                      }
-                      if (isToolPart(part)) {
-                        return <ToolCall key={key} part={part} busy={busy && isLast} canAct={isLast} actions={actions} />;
-                      }
-                      if (part.type === "file") {
-                        return <FilePart key={key} url={part.url} mediaType={part.mediaType} filename={part.filename} />;
-                      }
-                      if (part.type === "source-url") {
-                        return (
-                          <a key={key} className="source" href={part.url} target="_blank" rel="noopener noreferrer nofollow">
-                            {part.title ?? part.url}
-                          </a>
-                        );
-                      }
-                      return null;
-                    })}
-                    {isLast && busy && parts.length === 0 ? <Typing /> : null}
-                    {isLast && !busy && !errorText ? (
-                      <div className="msg-actions">
-                        <button type="button" className="btn btn-ghost btn-small" onClick={onRegenerate}>
-                          <Refresh />
-                          Regenerate
+      <div className="chat-body">
+        <div className="chat-main">
+          <div className="scroller" ref={scroller} onScroll={onScroll}>
+            <div className="column">
+              {messages.length === 0 && !busy ? (
+                <div className="empty">
+                  <Mark size={40} />
+                  <h1>What can I help with?</h1>
+                  <p className="empty-hint">{emptyHint}</p>
+                  <ul className="suggestions" aria-label="Suggested prompts">
+                    {SUGGESTIONS.map((text) => (
+                      <li key={text}>
+                        <button type="button" className="suggestion" onClick={() => send(text)}>
+                          {text}
                         </button>
-                      </div>
-                    ) : null}
-                  </article>
-                );
-              })}
-              {waiting ? (
-                <article className="msg msg-assistant" aria-label="Assistant">
-                  <Typing />
-                </article>
+                      </li>
+                    ))}
+                  </ul>
+                </div>
+              ) : (
+                <div className="messages" role="log" aria-live="polite" aria-relevant="additions" aria-label="Conversation">
+                  {groups.map((group, index) => {
+                    const isLast = index === groups.length - 1;
+                    if (group.role === "user") {
+                      return group.messages.map((message) => (
+                        <article key={message.id} className="msg msg-user" aria-label="You">
+                          <div className="bubble">
+                            {message.parts.map((part, i) =>
+                              part.type === "text" ? (
+                                <p key={i} className="user-text">
+                                  {part.text}
+                                </p>
+                              ) : part.type === "file" ? (
+                                <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
+                              ) : null,
+                            )}
+                          </div>
+                        </article>
+                      ));
+                    }
+                    if (group.role !== "assistant") return null;
+                    const parts = group.messages.flatMap((message) =>
+                      message.parts.map((part, i) => ({ part, key: `${message.id}:${i}` })),
+                    );
+                    const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
+                    return (
+                      <article key={group.messages[0].id} className="msg msg-assistant" aria-label="Assistant">
+                        {parts.map(({ part, key }, i) => {
+                          if (part.type === "text") {
+                            return (
+                              <TextPart
+                                key={key}
+                                text={part.text}
+                                streaming={isLast && busy && i === lastTextIndex && i === parts.length - 1}
+                              />
+                            );
+                          }
+                          if (part.type === "reasoning") {
+                            return <Reasoning key={key} text={part.text} streaming={part.state === "streaming" && busy} />;
+                          }
+                          if (isToolPart(part)) {
+                            return <ToolCall key={key} part={part} busy={busy && isLast} canAct={isLast} actions={actions} />;
+                          }
+                          if (part.type === "file") {
+                            return <FilePart key={key} url={part.url} mediaType={part.mediaType} filename={part.filename} />;
+                          }
+                          if (part.type === "source-url") {
+                            return (
+                              <a key={key} className="source" href={part.url} target="_blank" rel="noopener noreferrer nofollow">
+                                {part.title ?? part.url}
+                              </a>
+                            );
+                          }
+                          return null;
+                        })}
+                        {isLast && busy && parts.length === 0 ? <Typing /> : null}
+                        {isLast && !busy && !errorText ? (
+                          <div className="msg-actions">
+                            <button type="button" className="btn btn-ghost btn-small" onClick={onRegenerate}>
+                              <Refresh />
+                              Regenerate
+                            </button>
+                          </div>
+                        ) : null}
+                      </article>
+                    );
+                  })}
+                  {waiting ? (
+                    <article className="msg msg-assistant" aria-label="Assistant">
+                      <Typing />
+                    </article>
+                  ) : null}
+                  {isRecovering ? <p className="notice">Recovering an interrupted reply…</p> : null}
+                </div>
+              )}
+              {errorText ? (
+                <div className="error-banner" role="alert">
+                  <Alert />
+                  <div className="error-text">
+                    <strong>The reply failed.</strong> <span>{errorText}</span>
+                  </div>
+                  <button type="button" className="btn btn-secondary btn-small" onClick={onRegenerate} disabled={busy}>
+                    Retry
+                  </button>
+                  <button
+                    type="button"
+                    className="icon-btn"
+                    aria-label="Dismiss error"
+                    onClick={() => {
+                      setTurnError(null);
+                      clearError();
+                    }}
+                  >
+                    <Close />
+                  </button>
+                </div>
               ) : null}
-              {isRecovering ? <p className="notice">Recovering an interrupted reply…</p> : null}
+              {serverNotice ? (
+                <div className="error-banner" role="alert">
+                  <Alert />
+                  <div className="error-text">
+                    <strong>The server could not handle that.</strong> <span>{serverNotice}</span>
+                  </div>
+                  <button
+                    type="button"
+                    className="icon-btn"
+                    aria-label="Dismiss"
+                    onClick={() => setServerNotice(null)}
+                  >
+                    <Close />
+                  </button>
+                </div>
+              ) : null}
+              {connectionError ? (
+                <div className="error-banner" role="alert">
+                  <Alert />
+                  <div className="error-text">
+                    <strong>Disconnected.</strong> <span>{connectionError.reason || "The server closed the connection."}</span>
+                  </div>
+                </div>
+              ) : null}
             </div>
-          )}
-          {errorText ? (
-            <div className="error-banner" role="alert">
-              <Alert />
-              <div className="error-text">
-                <strong>The reply failed.</strong> <span>{errorText}</span>
-              </div>
-              <button type="button" className="btn btn-secondary btn-small" onClick={onRegenerate} disabled={busy}>
-                Retry
-              </button>
-              <button
-                type="button"
-                className="icon-btn"
-                aria-label="Dismiss error"
-                onClick={() => {
-                  setTurnError(null);
-                  clearError();
-                }}
-              >
-                <Close />
-              </button>
-            </div>
-          ) : null}
-          {serverNotice ? (
-            <div className="error-banner" role="alert">
-              <Alert />
-              <div className="error-text">
-                <strong>The server could not handle that.</strong> <span>{serverNotice}</span>
-              </div>
-              <button
-                type="button"
-                className="icon-btn"
-                aria-label="Dismiss"
-                onClick={() => setServerNotice(null)}
-              >
-                <Close />
-              </button>
-            </div>
-          ) : null}
-          {connectionError ? (
-            <div className="error-banner" role="alert">
-              <Alert />
-              <div className="error-text">
-                <strong>Disconnected.</strong> <span>{connectionError.reason || "The server closed the connection."}</span>
-              </div>
-            </div>
-          ) : null}
-        </div>
-      </div>
-
-      <div className="composer-wrap">
-        {banner}
-        <form className="composer" onSubmit={onSubmit}>
-          <label htmlFor="composer-input" className="visually-hidden">
-            Message
-          </label>
-          <textarea
-            id="composer-input"
-            ref={input}
-            rows={1}
-            value={draft}
-            placeholder={`Message ${agentName}…`}
-            onChange={(event) => setDraft(event.target.value)}
-            onKeyDown={onKeyDown}
-            aria-describedby="composer-hint"
-          />
-          <div className="composer-row">
-            <span id="composer-hint" className="composer-hint">
-              <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
-            </span>
-            {busy ? (
-              <button type="submit" className="send-btn is-stop" aria-label="Stop generating" title="Stop (Esc)">
-                <StopSquare />
-              </button>
-            ) : (
-              <button type="submit" className="send-btn" aria-label="Send message" disabled={!draft.trim()}>
-                <ArrowUp />
-              </button>
-            )}
           </div>
-        </form>
+
+          <div className="composer-wrap">
+            {banner}
+            <form className="composer" onSubmit={onSubmit}>
+              <label htmlFor="composer-input" className="visually-hidden">
+                Message
+              </label>
+              <textarea
+                id="composer-input"
+                ref={input}
+                rows={1}
+                value={draft}
+                placeholder={`Message ${agentName}…`}
+                onChange={(event) => setDraft(event.target.value)}
+                onKeyDown={onKeyDown}
+                aria-describedby="composer-hint"
+              />
+              <div className="composer-row">
+                <span id="composer-hint" className="composer-hint">
+                  <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+                </span>
+                {busy ? (
+                  <button type="submit" className="send-btn is-stop" aria-label="Stop generating" title="Stop (Esc)">
+                    <StopSquare />
+                  </button>
+                ) : (
+                  <button type="submit" className="send-btn" aria-label="Send message" disabled={!draft.trim()}>
+                    <ArrowUp />
+                  </button>
+                )}
+              </div>
+            </form>
+          </div>
+        </div>
+        {filesOpen ? (
+          <FilesPanel agent={agent} connected={connection === "open"} onClose={() => setFilesOpen(false)} />
+        ) : null}
       </div>
     </div>
   );

@@ -94,6 +94,24 @@ export const Alert = () => (
   </Icon>
 );
 
+export const Folder = ({ size = 16 }: { size?: number }) => (
+  <Icon size={size}>
+    <path d="M3 6.5V15a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8a1 1 0 0 0-1-1h-6L8.5 5H4a1 1 0 0 0-1 1.5z" />
+  </Icon>
+);
+
+export const FileIcon = () => (
+  <Icon size={16}>
+    <path d="M11.5 3H6a1 1 0 0 0-1 1v12a1 1 0 0 0 1 1h8a1 1 0 0 0 1-1V6.5L11.5 3zM11.5 3v3.5H15" />
+  </Icon>
+);
+
+export const ChevronLeft = () => (
+  <Icon size={14}>
+    <path d="M13 5l-5 5 5 5" />
+  </Icon>
+);
+
 export const Mark = ({ size = 22 }: { size?: number }) => (
   <svg width={size} height={size} viewBox="0 0 32 32" aria-hidden="true">
     <rect width="32" height="32" rx="9" fill="var(--accent)" />
