@@ -13,18 +13,15 @@ folder (see `think.turns.runner` for the pipeline).
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-import anyio
 
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
 from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
-from think.errors import ConfigurationError, ProtocolError, TurnError
+from think.errors import ConfigurationError
 from think.hooks import (
     ChatErrorContext,
     StepConfig,
@@ -56,19 +53,17 @@ from think.subagents.children import MIGRATIONS as SUB_AGENT_MIGRATIONS
 from think.subagents.children import SubAgents
 from think.submissions.api import SubmissionAPI
 from think.submissions.store import MIGRATIONS as SUBMISSION_MIGRATIONS
-from think.submissions.store import Submission
 from think.submissions.submissions import Submissions
 from think.tools.tool import Tool, as_tool_map
-from think.turns import callbacks
+from think.turns.api import TurnAPI, in_turn
 from think.turns.callbacks import MessageLike, to_message
 from think.turns.cancel import Cancellations
 from think.turns.concurrency import MessageConcurrency
-from think.turns.continuation import AutoContinuation, ToolAnswer, forget_request
+from think.turns.continuation import AutoContinuation, forget_request
 from think.turns.interrupted import recover_interrupted_streams
 from think.turns.queue import TurnQueue
-from think.turns.runner import new_request_id, run_turn
 from think.turns.tool_results import ToolUpdates
-from think.turns.turn import TurnRequest, TurnResult
+from think.turns.turn import TurnResult
 from think.workspace.preview import DEFAULT_PREVIEW_BYTES, preview_file
 from think.workspace.tools import create_workspace_tools
 from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
@@ -77,19 +72,7 @@ from think.workspace.workspace import Workspace
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
 
-_IN_TURN: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("think_in_turn", default=frozenset())
-"""The agents (by `id`) whose turn this task runs (with the tools and hooks it runs): a turn of a
-parent may drive a child's turn, never one of its own."""
-
-
-def _refuse_inside_turn(agent: Think, api: str) -> None:
-    if id(agent) in _IN_TURN.get():
-        raise TurnError(f"{api} cannot be called from inside an active turn (it would wait for itself); "
-                        "use submit_messages() (run_turn(mode='submit')) or add_messages() instead")
-
-
-
-class Think(SubmissionAPI, SubAgentAPI, Agent):
+class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -313,7 +296,7 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         """
         target = self.sessions.session(session)
         stored = target.add_messages([to_message(m) for m in messages], parent_id=parent_id, mode=mode)
-        if broadcast and id(self) not in _IN_TURN.get():
+        if broadcast and not in_turn(self):
             await target.fanout.publish(TranscriptChanged(tuple(target.history())))
             await target.announce()
         return stored
@@ -336,155 +319,7 @@ class Think(SubmissionAPI, SubAgentAPI, Agent):
         return (self._turns_running > 0 or self.turn_queue.busy or self.continuations.busy or self.submissions.busy
                 or self.recovery.busy)
 
-    async def run(self, turn: TurnRequest) -> TurnResult:
-        """Admit a turn and wait for it to finish (the entry every turn path goes through)."""
-        _refuse_inside_turn(self, "a blocking turn API")
-        self._turns_running += 1
-        token = _IN_TURN.set(_IN_TURN.get() | {id(self)})
-        try:
-            return await run_turn(self, turn)
-        finally:
-            _IN_TURN.reset(token)
-            self._turns_running -= 1
-
-    async def save_messages(
-        self,
-        messages: Sequence[MessageLike] | Callable[[list[Message]], Sequence[MessageLike]],
-        *,
-        request_id: str | None = None,
-        body: JSONObject | None = None,
-        session: str = "",
-        signal: callbacks.Signal | None = None,
-    ) -> TurnResult:
-        """Save messages (usually a user message) and run a turn that answers them.
-
-        A function instead of a list is called with the transcript when the turn reaches the front
-        of the queue. Returns when the reply is persisted: `status` is `completed`, `error`,
-        `aborted` (cancelled) or `skipped` (the chat was cleared while it waited). `session` is
-        the id of the session to use (default: the root session, the chat transcript); setting
-        `signal` (an `anyio.Event`) cancels the turn.
-        """
-        if callable(messages):
-            fn = messages
-
-            def resolved(history: list[Message]) -> list[Message]:
-                return [to_message(m) for m in fn(history)]
-
-            payload: Any = resolved
-        else:
-            if isinstance(messages, str | Message | dict) or not isinstance(messages, Sequence):
-                raise ProtocolError("save_messages takes a list of messages (or a function returning one); "
-                                    f"got {type(messages).__name__}")
-            payload = [to_message(m) for m in messages]
-        return await callbacks.run_with_signal(self, TurnRequest(
-            request_id=request_id or new_request_id(), messages=payload, body=body, session_id=session), signal)
-
-    async def continue_last_turn(self, body: JSONObject | None = None, *, session: str = "",
-                                 signal: callbacks.Signal | None = None) -> TurnResult:
-        """Run a continuation turn when the newest message is the assistant's; else `skipped`."""
-        history = self.sessions.session(session).history()
-        if not history or history[-1].role != "assistant":
-            return TurnResult(request_id="", status="skipped", continuation=True)
-        return await callbacks.run_with_signal(self, TurnRequest(
-            request_id=new_request_id(), continuation=True, body=body, session_id=session), signal)
-
-    async def chat(self, input: callbacks.TurnInput, callback: object | None = None, *,
-                   signal: callbacks.Signal | None = None, client_tools: Sequence[Tool] = (),
-                   body: JSONObject | None = None, metadata: JSONObject | None = None,
-                   session: str = "") -> TurnResult:
-        """Run a turn and stream it to `callback`: `on_start({"requestId"})` before it is queued,
-        `on_event(chunk_json)` per chunk, then `on_done()` or `on_error(message)` (see
-        `think.turns.callbacks`). How parents drive sub-agents; `metadata` is stamped on the user
-        messages as `metadata.turnMetadata`."""
-        _refuse_inside_turn(self, "chat()")
-        return await callbacks.chat(self, input, callback, request_id=new_request_id(), signal=signal,
-                                    client_tools=client_tools, body=body,
-                                    metadata={"turnMetadata": metadata} if metadata else None, session=session)
-
-    async def run_turn(self, mode: Literal["wait", "submit", "stream"] = "wait", *,
-                       input: callbacks.TurnInput | None = None, continuation: bool = False,
-                       body: JSONObject | None = None, callback: object | None = None,
-                       signal: callbacks.Signal | None = None, submission_id: str | None = None,
-                       idempotency_key: str | None = None, metadata: Any = None,
-                       session: str = "") -> TurnResult | Submission:
-        """One entry for every way to start a turn.
-
-        * `"wait"`: `input` (or `continuation=True`) → the `TurnResult`, as `save_messages` /
-          `continue_last_turn`; an empty input is `skipped` without a turn.
-        * `"submit"`: `input` (a message or a list, no function) → the `Submission`, as `submit_messages`.
-        * `"stream"`: `input` and `callback` → the `TurnResult`, as `chat`.
-
-        The blocking modes raise `TurnError` inside a turn; `"submit"` works anywhere.
-        """
-        if mode == "submit":
-            if input is None or continuation or callable(input):
-                raise ProtocolError("run_turn(mode='submit') takes an input: a message or a list of messages")
-            listed = [input] if isinstance(input, str | Message | dict) else input
-            return await self.submit_messages(listed, submission_id=submission_id,
-                                              idempotency_key=idempotency_key, metadata=metadata, session=session)
-        if mode not in ("wait", "stream"):
-            raise ProtocolError(f"run_turn mode must be 'wait', 'submit' or 'stream', not {mode!r}")
-        _refuse_inside_turn(self, f"run_turn(mode={mode!r})")
-        if mode == "stream":
-            if input is None:
-                raise ProtocolError("run_turn(mode='stream') takes an input")
-            return await self.chat(input, callback, signal=signal, body=body, session=session)
-        if (input is None) == (not continuation):
-            raise ProtocolError("run_turn(mode='wait') takes exactly one of input and continuation=True")
-        if continuation:
-            return await self.continue_last_turn(body, session=session, signal=signal)
-        assert input is not None
-        if callbacks.is_empty(input):
-            return TurnResult(request_id="", status="skipped")
-        messages = callbacks.turn_messages(input)
-        return await callbacks.run_with_signal(self, TurnRequest(
-            request_id=new_request_id(), messages=messages, body=body, session_id=session), signal)
-
-    def has_pending_interaction(self) -> bool:
-        """True while the newest assistant message waits for a person or a client: a tool call
-        asking for approval, or a client tool call without its output."""
-        history = self.session.history()
-        last = next((m for m in reversed(history) if m.role == "assistant"), None)
-        if last is None:
-            return False
-        server_tools = self.all_tools()
-        return any(p.state == "approval-requested" or (p.state == "input-available" and p.name not in server_tools)
-                   for p in last.tool_parts)
-
-    async def wait_until_stable(self, *, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        """Wait until no turn runs or waits, no submission is unfinished and nothing waits for a
-        person or a client; False if `timeout` seconds pass first."""
-        with anyio.move_on_after(timeout):
-            # Several conditions and no single event that covers them all: poll.
-            while self.is_busy() or self.submissions.unfinished() or self.has_pending_interaction():  # noqa: ASYNC110
-                await anyio.sleep(0.01)
-            return True
-        return False
-
     def reply_attachments(self, request_id: str | None = None) -> list[JSONObject]:
         """The reply attachments of a turn (default: the newest turn that has any); see
         `think.attachments`."""
         return stored_attachments(self.db, request_id)
-
-    async def add_tool_result(self, tool_call_id: str, output: Any = None, *, error: str | None = None,
-                              auto_continue: bool = False) -> ToolAnswer:
-        """Give a call that waits for the client its output (or its `error`), as the browser's
-        `cf_agent_tool_result` does. With `auto_continue`, a continuation turn answers once every
-        call of the batch has its answer (see `ToolAnswer.continuation`)."""
-        message = await self.tool_updates.add_result(tool_call_id, output=output, error_text=error,
-                                                     is_error=error is not None)
-        return await self.continuations.after_answer(message, auto_continue)
-
-    async def approve_tool_call(self, tool_call_id: str, approved: bool, reason: str | None = None, *,
-                                auto_continue: bool = False) -> ToolAnswer:
-        """Answer a call that waits for approval, as `cf_agent_tool_approval` does: approved, the
-        server runs it at the start of the continuation; denied, it ends `output-denied`."""
-        message = await self.tool_updates.approve(tool_call_id, approved, reason=reason)
-        return await self.continuations.after_answer(message, auto_continue)
-
-    def cancel_chat(self, request_id: str) -> bool:
-        """Stop a running turn (its partial reply is kept); True if it was running."""
-        return self.cancellations.cancel(request_id)
-
-    def cancel_all_chats(self) -> int:
-        return self.cancellations.cancel_all()
