@@ -127,3 +127,5 @@ async def test_a_failing_migration_is_a_storage_error_and_nothing_half_applied(t
         await EmbeddedRuntime(tmp_path).get(Broken, "b")
     conn = sqlite3.connect(tmp_path / "broken" / "b.db")
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ok_table'").fetchall() == []
+    # All of a new database's migrations are one transaction: the framework's went back too.
+    assert conn.execute("SELECT count(*) FROM _think_migrations").fetchone() == (0,)

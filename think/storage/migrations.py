@@ -1,7 +1,7 @@
 """Ordered, named schema migrations.
 
 Each concept owns its tables and registers migrations under a namespace; a migration runs once
-per database, inside a transaction, in the order written. Agents add their own with the
+per database, in the order written; the ones a database has not seen run in one transaction. Agents add their own with the
 `migrations` class attribute.
 """
 
@@ -42,14 +42,17 @@ def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
     names = [m.name for m in migrations]
     if len(set(names)) != len(names):
         raise StorageError(f"two migrations share a name: {sorted(n for n in names if names.count(n) > 1)}")
-    for m in migrations:
-        if m.name in done:
-            continue
-        try:
-            with db.transaction():
+    pending = [m for m in migrations if m.name not in done]
+    if not pending:
+        return applied
+    # One transaction for all of them: a new database pays one commit, and a failure leaves the
+    # schema as it was (the error names the migration that failed).
+    with db.transaction():
+        for m in pending:
+            try:
                 m.apply(conn)
-                conn.execute("INSERT INTO _think_migrations (name, applied_at) VALUES (?, ?)", (m.name, time.time()))
-        except sqlite3.Error as exc:
-            raise StorageError(f"migration {m.name!r} failed: {exc}") from exc
-        applied.append(m.name)
+            except sqlite3.Error as exc:
+                raise StorageError(f"migration {m.name!r} failed: {exc}") from exc
+            conn.execute("INSERT INTO _think_migrations (name, applied_at) VALUES (?, ?)", (m.name, time.time()))
+            applied.append(m.name)
     return applied
