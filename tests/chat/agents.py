@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import anyio
 import anyio.lowlevel
 
+from tests.gated import Gate, GatedModel
 from think import ConfigurationError, Think, callable
 from think.models.base import ModelRequest
-from think.models.events import Finish, StreamEvent, TextDelta
 from think.server import StreamingResponse
 from think.testing.models import HANG, Reply, ScriptedModel, error, text
 
@@ -25,43 +24,21 @@ def echo(request: ModelRequest) -> Reply:
     return f"Echo: {said}"
 
 
-class GatedModel:
-    """Streams "w01 w02 w03 ", waits until the agent's gate opens, then streams "w04 w05"."""
 
-    model_id = "gated"
-
-    def __init__(self, agent: EchoChat) -> None:
-        self.agent = agent
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        for word in ("w01 ", "w02 ", "w03 "):
-            yield TextDelta(word)
-        await self.agent.gate().wait()
-        for word in ("w04 ", "w05"):
-            yield TextDelta(word)
-        yield Finish("stop")
-
-
-class EchoChat(Think):
+class EchoChat(Gate, Think):
     """Echoes the user; see `echo` for the special prompts. "gated …" streams three words, then
     waits for the `open_gate` RPC; "no model …" fails before anything streams."""
 
     model = ScriptedModel(echo)
-    _gate: anyio.Event | None = None
 
     def get_model(self) -> ScriptedModel | GatedModel:
         history = self.session.history()
         said = history[-1].text if history and history[-1].role == "user" else ""
         if said.startswith("gated"):
-            return GatedModel(self)
+            return GatedModel(self.gate)
         if said.startswith("no model"):
             raise ConfigurationError("No model is configured")
         return self.model
-
-    def gate(self) -> anyio.Event:
-        if self._gate is None:
-            self._gate = anyio.Event()
-        return self._gate
 
     @callable
     def open_gate(self) -> None:

@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
+
+from think.client import AgentClient
+
+Connect = Callable[..., AbstractAsyncContextManager[AgentClient]]
 
 
 class LiveServer:
@@ -63,3 +67,17 @@ def serve_in_thread(app: ASGIApp, **config: Any) -> Iterator[LiveServer]:
     assert not thread.is_alive(), "the server did not stop within 15 s"
     if failure:
         raise failure[0]
+
+
+def connector(server: LiveServer, agent: str) -> Connect:
+    """`async with connect("room") as client:` a connected AgentClient of `agent` (another with
+    `agent=`), with test-sized timeouts unless given."""
+
+    @asynccontextmanager
+    async def open_client(name: str = "room", *, agent: str = agent, **options: Any) -> AsyncIterator[AgentClient]:
+        options.setdefault("turn_timeout", 20)
+        options.setdefault("wait_timeout", 5)
+        async with AgentClient.connect(server.agent_url(agent, name), **options) as client:
+            yield client
+
+    return open_client

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from types import MappingProxyType
 from typing import Any
 
-import anyio
 import orjson
 
+from tests.gated import Gate, GatedModel
 from think import Think, callable, tool
 from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
-from think.models.events import Finish, StreamEvent, TextDelta
 from think.testing.models import Reply, ScriptedModel, call, error, text
 from think.tools.tool import client_tool
 
@@ -55,34 +53,16 @@ def script(request: ModelRequest) -> Reply:
     return f"Echo: {words}"
 
 
-class HeldModel:
-    """Streams "w01 w02 w03 ", waits for the agent's gate, then "w04 w05" (for a continuation
-    too: the gate holds whatever turn asks `gated`)."""
 
-    model_id = "held"
-
-    def __init__(self, agent: ToolChat) -> None:
-        self.agent = agent
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        for word in ("w01 ", "w02 ", "w03 "):
-            yield TextDelta(word)
-        await self.agent.gate().wait()
-        for word in ("w04 ", "w05"):
-            yield TextDelta(word)
-        yield Finish("stop")
-
-
-class ToolChat(Think):
+class ToolChat(Gate, Think):
     workspace_bash = False
-    _gate: anyio.Event | None = None
 
     def get_model(self) -> Any:
         history = self.session.history()
         if history and history[-1].role == "user" and history[-1].text.startswith("gated"):
-            return HeldModel(self)
+            return GatedModel(self.gate)
         if self.kv_get("hold_continuations") and history and history[-1].role == "assistant":
-            return HeldModel(self)
+            return GatedModel(self.gate)
         return ScriptedModel(script)
 
     def get_tools(self) -> list[Any]:
@@ -90,11 +70,6 @@ class ToolChat(Think):
 
     def get_skill_script_runner(self) -> None:
         return None
-
-    def gate(self) -> anyio.Event:
-        if self._gate is None:
-            self._gate = anyio.Event()
-        return self._gate
 
     @callable
     def open_gate(self) -> None:

@@ -14,35 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from think import Think, tool
+from tests.tools import add, notify_team
+from think import Think
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
-
-NOTIFIED: list[str] = []
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-
-
-@tool(needs_approval=True)
-def notify_team(message: str) -> str:
-    """Send a message to the team (recorded, not delivered).
-
-    Args:
-        message: What to tell them.
-    """
-    NOTIFIED.append(message)
-    return f"Sent: {message}"
-
 
 
 def script(request: ModelRequest) -> Reply:

@@ -15,8 +15,9 @@ import anyio
 import httpx
 
 from tests.chat.live_server import LiveServer, serve_in_thread
-from tests.cli.agents import NOTIFIED, CliChat
+from tests.cli.agents import CliChat
 from tests.cli.conftest import ChatProcess, FrameRecorder, run_think
+from tests.tools import NOTIFIED
 from think import __version__
 from think.client import AgentClient
 from think.runtime import EmbeddedRuntime

@@ -12,14 +12,11 @@ What the model answers depends on the last user message:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
-
+from tests.gated import Gate, GatedModel
 from think import Think, callable, tool
 from think.models.base import ModelRequest, ToolMessage
-from think.models.events import Finish, StreamEvent, TextDelta
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
 
@@ -59,42 +56,20 @@ def script(request: ModelRequest) -> Reply:
     return f"Echo: {said}"
 
 
-class GatedModel:
-    """Streams `w01 w02 w03 `, waits for the agent's gate, then streams `w04 w05`."""
 
-    model_id = "gated"
-
-    def __init__(self, agent: NodeChat) -> None:
-        self.agent = agent
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        for word in ("w01 ", "w02 ", "w03 "):
-            yield TextDelta(word)
-        await self.agent.gate().wait()
-        for word in ("w04 ", "w05"):
-            yield TextDelta(word)
-        yield Finish("stop")
-
-
-class NodeChat(Think):
+class NodeChat(Gate, Think):
     """Served at `/agents/node-chat/<name>`; see the module docstring for its answers."""
 
-    _gate: anyio.Event | None = None
 
     def get_model(self) -> ScriptedModel | GatedModel:
         history = self.session.history()
         said = history[-1].text if history and history[-1].role == "user" else ""
         if said.startswith("gated"):
-            return GatedModel(self)
+            return GatedModel(self.gate)
         return ScriptedModel(script, chunk_delay=SLOW_CHUNK_DELAY if said.startswith("hello") else CHUNK_DELAY)
 
     def get_tools(self) -> list[Any]:
         return [add]
-
-    def gate(self) -> anyio.Event:
-        if self._gate is None:
-            self._gate = anyio.Event()
-        return self._gate
 
     @callable
     def open_gate(self) -> str:

@@ -35,8 +35,9 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from think import Think, tool
-from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from tests.tools import notify_team
+from think import Think
+from think.models.base import ModelRequest, ToolMessage
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
@@ -45,29 +46,12 @@ from think.tools.tool import client_tool
 
 HARNESS_DIST = Path(__file__).parent / "harness" / "dist"
 WORD_DELAY = 0.03
-NOTIFIED: list[str] = []
 _GATES: dict[str, anyio.Event] = {}
 
-
-@tool(needs_approval=True)
-def notify_team(message: str) -> str:
-    """Send a message to the team.
-
-    Args:
-        message: What to tell them.
-    """
-    NOTIFIED.append(message)
-    return f"Sent: {message}"
 
 
 get_location = client_tool("get_location", description="Where the user is (the browser knows).")
 
-
-def _said(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return " ".join(c.text for c in message.content if isinstance(c, TextContent))
-    return ""
 
 
 def gate(name: str) -> anyio.Event:
@@ -98,7 +82,7 @@ class GatedModel(ScriptedModel):
                 return "Denied."
             output = result.output if isinstance(result.output, str) else orjson.dumps(result.output).decode()
             return f"Done: {output}"
-        said = _said(request)
+        said = request.last_user_text
         word = said.split(" ", 1)[0].lower()
         if word == "slow":
             return slow(int(said.split()[1]))
@@ -113,7 +97,7 @@ class GatedModel(ScriptedModel):
         return f"Echo: {said}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        if _said(request).lower().startswith("gated") and not isinstance(request.messages[-1], ToolMessage):
+        if request.last_user_text.lower().startswith("gated") and not isinstance(request.messages[-1], ToolMessage):
             yield TextDelta("Gated: held")
             await gate(self.name).wait()
             yield TextDelta(" open")

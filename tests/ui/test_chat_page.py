@@ -14,43 +14,15 @@ from typing import Any
 
 import httpx
 
+from tests.tools import NOTIFIED, add, notify_team
 from tests.ui.conftest import SCREENSHOTS, Browser
-from think import Think, tool
-from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
+from think import Think
+from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
 
 PROBE = "<img src=x onerror=alert(1)>"
-NOTIFIED: list[str] = []
 
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-
-
-@tool(needs_approval=True)
-def notify_team(message: str) -> str:
-    """Send a message to the team (recorded, not delivered).
-
-    Args:
-        message: What to tell them.
-    """
-    NOTIFIED.append(message)
-    return f"Sent: {message}"
-
-
-def _last_user_text(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return " ".join(part.text for part in message.content if isinstance(part, TextContent))
-    return ""
 
 
 def script(request: ModelRequest) -> Reply:
@@ -60,7 +32,7 @@ def script(request: ModelRequest) -> Reply:
         if result.name == "add":
             return f"The sum is **{result.output}**, computed with `add`. {PROBE}"
         return f"Done: {result.output}."
-    prompt = _last_user_text(request).lower()
+    prompt = request.last_user_text.lower()
     if "notify" in prompt:
         return call("notify_team", message="The deploy finished")
     if "slow" in prompt:
