@@ -57,6 +57,36 @@ async def test_a_delayed_schedule_fires_after_a_restart(tmp_path: Path) -> None:
     await restarted.close()
 
 
+async def test_an_alarm_wakes_an_agent_of_a_class_the_restarted_process_never_registered(tmp_path: Path) -> None:
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    runtime.clock = FakeClock(1_000_000.0)
+    (await runtime.get(Reminder, "r2")).schedule(2, "remind", "found by its class path")
+    await runtime.close()
+
+    restarted = EmbeddedRuntime(tmp_path, idle_timeout=None)  # serves nothing: no register()
+    restarted.clock = FakeClock(1_000_003.0)
+    assert await restarted.fire_due_alarms() == 1
+    assert FIRED == [("r2", "found by its class path")]
+    await restarted.close()
+
+
+async def test_an_alarm_of_a_class_that_cannot_be_imported_waits(tmp_path: Path) -> None:
+    class Local(Reminder):  # defined in a function: no importable path
+        pass
+
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    runtime.clock = FakeClock(1_000_000.0)
+    (await runtime.get(Local, "l")).schedule(2, "remind", "later")
+    await runtime.close()
+
+    restarted = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    restarted.clock = FakeClock(1_000_003.0)
+    assert await restarted.fire_due_alarms() == 0 and FIRED == []
+    restarted.register(Local)  # a process that serves the class wakes it
+    assert await restarted.fire_due_alarms() == 1 and FIRED == [("l", "later")]
+    await restarted.close()
+
+
 async def test_a_cron_task_fires_on_time_and_missed_runs_are_not_backfilled(tmp_path: Path) -> None:
     clock = FakeClock(1_800_000_000.0)  # 2027-01-15 08:00 UTC
     runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)

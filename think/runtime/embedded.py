@@ -20,6 +20,7 @@ import anyio
 from think.errors import ConfigurationError
 from think.runtime.agent import Agent
 from think.runtime.alarms import AlarmIndex
+from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name, file_name
 from think.storage import Database
 
@@ -47,6 +48,7 @@ class EmbeddedRuntime:
         self.clock: Callable[[], float] = time.time
         """Wall-clock time for schedules (tests may replace it)."""
         self._classes: dict[str, type[Agent]] = {}
+        self._unloadable: set[str] = set()
         self._alarms: AlarmIndex | None = None
         self._alarm_changed: anyio.Event | None = None
 
@@ -66,7 +68,7 @@ class EmbeddedRuntime:
     def set_alarm(self, cls: type[Agent], name: str, due: float | None) -> None:
         """Record when `(cls, name)` next needs to run (None: never)."""
         self.register(cls)
-        self.alarms.set(cls.kebab_name(), name, due)
+        self.alarms.set(cls.kebab_name(), name, due, class_path(cls))
         if self._alarm_changed is not None:
             self._alarm_changed.set()
 
@@ -74,13 +76,26 @@ class EmbeddedRuntime:
         """Wake every agent with a due alarm and run its due schedules; returns how many ran."""
         now = self.clock() if now is None else now
         ran = 0
-        for class_name, name in self.alarms.due(now):
-            cls = self._classes.get(class_name)
+        for class_name, name, path in self.alarms.due(now):
+            cls = self._classes.get(class_name) or self._import_class(class_name, path)
             if cls is None:
-                continue  # a class this process does not serve; its alarm waits for one that does
+                continue  # a class this process cannot load; its alarm waits for one that can
             async with self.lease(cls, name) as agent:
                 ran += await agent.run_due_schedules(now=now)
         return ran
+
+    def _import_class(self, class_name: str, path: str | None) -> type[Agent] | None:
+        """The class an alarm row names, imported (a sub-agent's class, say, which no server
+        route registers); None if it cannot be found or is not that agent class."""
+        if not path or path in self._unloadable:
+            return None
+        cls = load_class(path)
+        if cls is None or cls.kebab_name() != class_name:
+            log.warning("cannot wake %s agents: class %s is not importable here", class_name, path)
+            self._unloadable.add(path)
+            return None
+        self.register(cls)
+        return cls
 
     async def run_alarms(self, *, max_sleep: float = 30.0) -> None:
         """Fire alarms forever (run it in the server's task group)."""

@@ -1,8 +1,8 @@
 """Ordered, named schema migrations.
 
 Each concept owns its tables and registers migrations under a namespace; a migration runs once
-per database, in the order written; the ones a database has not seen run in one transaction. Agents add their own with the
-`migrations` class attribute.
+per database, in the order written, and all the ones a database has not seen run in one
+transaction. Agents add their own with the `migrations` class attribute.
 """
 
 from __future__ import annotations

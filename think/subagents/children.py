@@ -9,7 +9,6 @@ be found again after a restart.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 import sqlite3
@@ -21,6 +20,7 @@ import anyio
 
 from think.errors import ConfigurationError
 from think.runtime.agent import Agent
+from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name
 from think.storage import Database, migration
 
@@ -51,16 +51,6 @@ MIGRATIONS = [_m001]
 def remember_class(cls: type[Agent]) -> None:
     _CLASSES[cls.kebab_name()] = cls
 
-
-def _import(path: str) -> type[Agent] | None:
-    module_name, _, qualname = path.partition(":")
-    try:
-        target: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except Exception:
-        return None
-    return target if isinstance(target, type) and issubclass(target, Agent) else None
 
 
 def child_address(parent: Agent, cls: type[Agent], name: str) -> str:
@@ -145,7 +135,7 @@ class SubAgents:
             register(child_cls)
         self.db.sql("INSERT OR IGNORE INTO think_sub_agents (agent_class, name, class_path, created_at) "
                     "VALUES (?, ?, ?, ?)", child_cls.kebab_name(), name,
-                    f"{child_cls.__module__}:{child_cls.__qualname__}", time.time())
+                    class_path(child_cls), time.time())
         await runtime.get(child_cls, address)  # start it now: a child that cannot start fails here
         return SubAgentStub(runtime, child_cls, name, address)
 
@@ -154,7 +144,7 @@ class SubAgents:
         row = self.db.one("SELECT class_path FROM think_sub_agents WHERE agent_class = ? AND name = ?", kebab, name)
         if row is None:
             return False, None
-        return True, _CLASSES.get(kebab) or _import(row["class_path"])
+        return True, _CLASSES.get(kebab) or load_class(row["class_path"])
 
     def list(self) -> list[tuple[str, str]]:
         """`(kebab class, name)` of every child, oldest first."""
