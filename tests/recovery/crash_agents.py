@@ -5,7 +5,8 @@ logs `start <call id>` / `end <call id>` to `THINK_TEST_TOOLS` around a short sl
 answer `Answer to <q>: w0 … w15 END.`, a word every 30 ms. Continuing a cut answer it streams only
 the words still missing, as a model given the partial would.
 
-`THINK_TEST_WAKE_AFTER` sets the keep-alive alarm's horizon (seconds).
+`Boss` hands every question to a `Crashy` child (an agent tool) and answers `Summary: <its
+answer>`. `THINK_TEST_WAKE_AFTER` sets the keep-alive alarm's horizon (seconds).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 
 import anyio
 
-from think import Think, tool
+from think import Think, agent_tool, tool
 from think.models.base import AssistantMessage, ModelRequest, TextContent, ToolCallContent, ToolMessage, UserMessage
 from think.models.events import Finish, StreamEvent, TextDelta, ToolCallReady, ToolCallStart
 from think.recovery import ChatRecoveryPolicy
+from think.testing.models import Reply, ScriptedModel, call
 from think.tools.tool import ToolContext
 
 PREFACE = "Let me check. "
@@ -92,3 +94,21 @@ class Crashy(Think):
 
     def get_tools(self) -> list:  # type: ignore[type-arg]
         return [record]
+
+
+def _boss(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if isinstance(last, ToolMessage):
+        result = last.results[0]
+        return f"Summary: {result.output}" if not result.is_error else f"Failed: {result.output}"
+    return call("crashy", prompt=request.last_user_text)
+
+
+class Boss(Think):
+    chat_recovery = Crashy.chat_recovery
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(_boss)
+
+    def get_tools(self) -> list:  # type: ignore[type-arg]
+        return [agent_tool(Crashy, description="Look into a question.")]

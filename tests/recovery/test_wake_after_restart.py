@@ -50,3 +50,40 @@ async def test_a_killed_turn_finishes_after_a_restart_with_no_client_connected(t
         text = _turn_text(messages, "alone") or ""
         assert text.count("END.") == 1 and text.count("Let me check.") == 1
         await eventually(lambda: _stored(db)[2] == 0, within=10)  # with no fiber left the alarm lapses
+
+
+async def test_a_killed_agent_tool_run_is_collected_not_run_again_after_a_restart(tmp_path: Path) -> None:
+    """The parent's turn waits on a child (an agent tool) when the process dies. After the restart,
+    with no client, the parent's recovery runs the interrupted call again, which re-attaches to the
+    same child: the child's own recovery finishes its answer and the parent summarizes it. The
+    child's answer and its tool run happen once."""
+    data = tmp_path / "data"
+    tools = tmp_path / "tools.txt"
+    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_WAKE_AFTER": "1.0", "THINK_TEST_TOOLS": str(tools)}
+    ready = "/agents/crashy/probe/get-messages"
+    with serve_process(APP, env, ready_path=ready) as server:
+        async with AgentClient.connect(f"{server.ws}/agents/boss/b1", call_timeout=10) as client:
+            await client.send_chat("deep")
+            await eventually(lambda: tools.exists() and "start" in tools.read_text(), within=10)
+            await anyio.sleep(0.35)  # the child's tool has run; its answer streams
+            server.kill()
+    parent_db = data / "boss" / "b1.db"
+    [child_db] = data.glob("crashy/boss%2Fb1%2Fsub%2Fcrashy%2F*.db")
+    assert _stored(parent_db)[1] == 1 and _stored(child_db)[1] == 1, "the kill did not land in the child's turn"
+
+    with serve_process(APP, env, ready_path=ready):
+        def finished() -> bool:
+            messages, fibers, _ = _stored(parent_db)
+            return fibers == 0 and "Summary: " in (_turn_text(messages, "deep") or "")
+
+        await eventually(finished, within=30)
+    parent_text = _turn_text(_stored(parent_db)[0], "deep") or ""
+    assert parent_text.count("Summary: ") == 1 and parent_text.count(answer("deep")) == 1, parent_text
+    child_messages, child_fibers, _ = _stored(child_db)
+    assert child_fibers == 0
+    assert [m["role"] for m in child_messages].count("user") == 1
+    child_text = _turn_text(child_messages, "deep") or ""
+    assert child_text.count("END.") == 1 and answer("deep") in child_text
+    starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
+    assert len(starts) == 1, starts  # the child's tool ran once; no second child turn
+    assert list(data.glob("crashy/boss%2Fb1%2Fsub%2Fcrashy%2F*.db")) == [child_db]  # no second child

@@ -143,3 +143,48 @@ async def test_cancelling_the_parent_turn_cancels_the_child_which_keeps_its_part
         child = await parent.sub_agent(Researcher, events[0].event["runId"])
         assert [m.text for m in await child.get_messages()] == ["forever, please", "Digging into it "]
         assert not (await parent.sub_agent(Researcher, events[0].event["runId"])).address.endswith("/")
+
+
+async def test_a_named_run_asked_again_returns_its_answer_without_a_second_child_turn(data_dir: Path) -> None:
+    async with open_agent(Lead, "again", data_dir=data_dir) as parent:
+        first = await parent.run_agent_tool(Researcher, input="tides", run_id="run-1")
+        asked = len(Researcher.model.requests)
+        events = collect(parent)
+        again = await parent.run_agent_tool(Researcher, input="tides", run_id="run-1")
+        assert again.status == "completed" and again.output == first.output
+        assert len(Researcher.model.requests) == asked  # collected, not run again
+        assert events[-1].event["kind"] == "finished" and events[-1].event["reattached"] is True
+        child = await parent.sub_agent(Researcher, "run-1")
+        assert [m.role for m in await child.get_messages()] == ["user", "assistant"]
+        other = await parent.run_agent_tool(Researcher, input="waves", run_id="run-2")
+        assert other.output == "Findings on waves: it is well studied."
+
+
+async def test_a_prompt_the_child_saved_but_never_answered_is_answered_once(data_dir: Path) -> None:
+    async with open_agent(Lead, "half", data_dir=data_dir) as parent:
+        child = await parent.sub_agent(Researcher, "run-9")
+        await child.add_messages(["currents"])  # a crash right after the child saved the prompt
+        result = await parent.run_agent_tool(Researcher, input="currents", run_id="run-9")
+        assert result.output == "Findings on currents: it is well studied."
+        assert [(m.role, m.text) for m in await child.get_messages()] == [
+            ("user", "currents"), ("assistant", "Findings on currents: it is well studied.")]
+
+
+async def test_agent_tool_run_ids_are_stable_per_call_and_rerun_on_recovery(data_dir: Path) -> None:
+    from think.tools.tool import ToolContext
+
+    async with open_agent(Lead, "ids", data_dir=data_dir) as parent:
+        [tool] = parent.get_tools()
+        assert tool.recovery == "rerun"
+        ctx = ToolContext(tool_call_id="call-7", tool_name=tool.name, message_id="m-1", agent=parent)
+        events = collect(parent)
+        assert tool.execute is not None
+        first = await tool.execute({"prompt": "kelp"}, ctx)
+        asked = len(Researcher.model.requests)
+        assert await tool.execute({"prompt": "kelp"}, ctx) == first  # the recovery's rerun
+        assert len(Researcher.model.requests) == asked
+        runs = {e.event["runId"] for e in events}
+        assert len(runs) == 1
+        other = ToolContext(tool_call_id="call-7", tool_name=tool.name, message_id="m-2", agent=parent)
+        await tool.execute({"prompt": "kelp"}, other)  # another message: another run
+        assert len({e.event["runId"] for e in events}) == 2

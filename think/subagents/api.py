@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from think.messages import JSONObject
 from think.runtime.agent import Agent
 from think.subagents.children import SubAgents, SubAgentStub
 from think.subagents.tools import AgentToolResult, run_agent_tool
 from think.turns.callbacks import Signal
+from think.turns.runner import new_request_id
+from think.turns.turn import TurnRequest
+
+if TYPE_CHECKING:
+    from think.agent import Think
+    from think.messages import Message
+
+
+def _position_of(history: list[Message], prompt: str) -> int | None:
+    """Where the newest user message with text `prompt` stands."""
+    return next((i for i in range(len(history) - 1, -1, -1)
+                 if history[i].role == "user" and history[i].text == prompt), None)
 
 
 class SubAgentAPI:
@@ -34,6 +46,24 @@ class SubAgentAPI:
         `agent-tool-event` frames; see `think.subagents.tools`."""
         return await run_agent_tool(self, cls, input=input, run_id=run_id,  # type: ignore[arg-type]
                                     parent_tool_call_id=parent_tool_call_id, signal=signal, display=display)
+
+    async def reattach_run(self, prompt: str, timeout: float | None = 600.0) -> str | None:  # noqa: ASYNC109
+        """Called on a child by a parent that asks a run again (after a crash, say): None if this
+        child never got `prompt` (the run starts as usual); else its answer, once its own recovery
+        has settled (a prompt saved but never answered is answered now, without a second copy)."""
+        think = cast("Think", self)
+        at = _position_of(think.messages, prompt)
+        if at is None:
+            return None
+        await think.wait_until_stable(timeout=timeout)
+        history = think.messages
+        at = _position_of(history, prompt)
+        if at is None:
+            return None  # cleared meanwhile
+        if at == len(history) - 1:  # nothing answers it and nothing will: answer it now
+            await think.run(TurnRequest(request_id=new_request_id(), messages=()))
+            history = think.messages
+        return "".join(m.text for m in history[at + 1:] if m.role == "assistant")
 
     async def abort_sub_agent(self, cls: type[Agent], name: str, reason: str | None = None) -> int:
         """Cancel a child's running turns and submissions; how many turns were cancelled."""

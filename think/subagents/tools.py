@@ -13,6 +13,13 @@ or `aborted`. The model sees the child's final answer as the tool's output; a ch
 is a tool error. Cancelling the parent's turn cancels the child's turn, which keeps its partial
 reply. `max_concurrent_agent_tools` on the parent caps the runs in progress: one more is an
 immediate error. Runs are not replayed to clients that connect later (the original retains them).
+
+Runs survive crashes without running twice: an agent tool's run id is derived from the parent's
+reply message and tool call, and the tool is `recovery="rerun"`. When the parent's recovery runs
+the interrupted call again, the child of that run id already holds the prompt: its own recovery
+finishes (or has finished) the answer, which the parent collects instead of starting a new child
+turn (`SubAgentAPI.reattach_run`). The same holds for `run_agent_tool(run_id=...)`: a run id names
+one run, and asking it again returns that run's answer.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+from uuid import NAMESPACE_URL, uuid5
 
 import anyio
 import orjson
@@ -71,6 +79,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
                          display: JSONObject | None = None) -> AgentToolResult:
     """Run a child agent on `input` and stream its progress to the parent's clients."""
     children = parent.sub_agents
+    reattach = run_id is not None  # a named run may have started before (a crash, a retry)
     run_id = run_id or str(uuid.uuid4())
     agent_type = cls.kebab_name() if isinstance(cls, type) and issubclass(cls, Agent) else repr(cls)
     cap = parent.max_concurrent_agent_tools
@@ -98,6 +107,12 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
         async def on_event(body: str) -> None:
             await publish({"kind": "chunk", "body": body})
 
+        earlier = await child.call("reattach_run", text) if reattach and hasattr(cls, "reattach_run") else None
+        if earlier is not None:
+            summary = str(earlier)[:PREVIEW_CHARS]
+            await publish({"kind": "finished", "summary": summary, "reattached": True})
+            return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=earlier,
+                                   summary=summary)
         try:
             result = await _run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
                                       signal)
@@ -176,11 +191,14 @@ def agent_tool(cls: type[Agent], *, description: str, input_schema: JSONObject |
         if parent is None or not hasattr(parent, "sub_agents"):
             raise ToolFailed("agent tools run inside a Think agent's turn")
         display = {"name": display_name} if display_name else None
-        result = await run_agent_tool(parent, cls, input=arguments, parent_tool_call_id=ctx.tool_call_id,
-                                      display=display)
+        run_id = str(uuid5(NAMESPACE_URL, f"think:{ctx.message_id}/{ctx.tool_call_id}")) \
+            if ctx.message_id and ctx.tool_call_id else None
+        result = await run_agent_tool(parent, cls, input=arguments, run_id=run_id,
+                                      parent_tool_call_id=ctx.tool_call_id, display=display)
         if result.status != "completed":
             raise ToolFailed(result.error or f"The {result.agent_type} agent did not finish ({result.status})")
         return result.output
 
     return Tool(name=name or cls.kebab_name().replace("-", "_"), description=description,
-                input_schema=input_schema or DEFAULT_INPUT_SCHEMA, execute=execute, title=display_name)
+                input_schema=input_schema or DEFAULT_INPUT_SCHEMA, execute=execute, title=display_name,
+                recovery="rerun")

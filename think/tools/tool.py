@@ -45,6 +45,8 @@ class ToolContext:
     tool_call_id: str
     tool_name: str
     request_id: str = ""
+    message_id: str = ""
+    """The assistant message the call is part of (the same after a crash recovery continues it)."""
     messages: Sequence[Message] = ()
     """The transcript the turn started from."""
     agent: Any = None

@@ -103,6 +103,9 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
     reply = Message(id=str(uuid.uuid4()), role="assistant")
     fold = Fold(reply, continuation=turn.continuation)
+    # The message the turn's tool calls belong to: a continuation extends the newest reply.
+    history = session.history()
+    message_id = history[-1].id if turn.continuation and history and history[-1].role == "assistant" else reply.id
     attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
     stall = agent.recovery.watchdog(turn, extras.stall_timeout_ms)
@@ -138,7 +141,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                     model, request, tools, emit=emit, hooks=_hooks(agent, session, request), max_steps=max_steps,
                     message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
                     tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id,
-                                             messages=tuple(session.history()), agent=agent,
+                                             message_id=message_id, messages=tuple(session.history()), agent=agent,
                                              reply_attachments=attachments),
                     resolve_model=agent.resolve_model,
                     approved_calls=approved_calls(session.history()) if turn.continuation else (),
