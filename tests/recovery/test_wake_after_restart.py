@@ -87,3 +87,45 @@ async def test_a_killed_agent_tool_run_is_collected_not_run_again_after_a_restar
     starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
     assert len(starts) == 1, starts  # the child's tool ran once; no second child turn
     assert list(data.glob("crashy/boss%2Fb1%2Fsub%2Fcrashy%2F*.db")) == [child_db]  # no second child
+
+
+async def test_a_turn_killed_again_during_its_recovery_still_finishes_once(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    tools = tmp_path / "tools.txt"
+    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_WAKE_AFTER": "1.0", "THINK_TEST_TOOLS": str(tools)}
+    ready = "/agents/crashy/probe/get-messages"
+    with serve_process(APP, env, ready_path=ready) as server:
+        async with AgentClient.connect(f"{server.ws}/agents/crashy/twice", call_timeout=10) as client:
+            await client.send_chat("again")
+            await anyio.sleep(0.45)
+            server.kill()
+    db = next(data.glob("crashy/twice*.db"))
+
+    def attempts() -> list[int]:
+        conn = sqlite3.connect(db)
+        try:
+            return [a for (a,) in conn.execute("SELECT attempt FROM think_chat_fibers")]
+        finally:
+            conn.close()
+
+    def recovery_streams() -> int:
+        conn = sqlite3.connect(db)
+        try:
+            return int(conn.execute("SELECT count(DISTINCT request_id) FROM think_stream_chunks").fetchone()[0])
+        finally:
+            conn.close()
+
+    assert attempts() == [0]
+    for restart in (1, 2):  # the recovery turn is killed too, once it has streamed
+        with serve_process(APP, env, ready_path=ready) as server:
+            await eventually(lambda r=restart: recovery_streams() > r, within=20)  # type: ignore[misc]
+            await anyio.sleep(0.1)
+            server.kill()
+        assert attempts() and max(attempts()) == restart
+    with serve_process(APP, env, ready_path=ready):
+        await eventually(lambda: not attempts() and answer("again") in (_turn_text(_stored(db)[0], "again") or ""),
+                         within=20)
+    text = _turn_text(_stored(db)[0], "again") or ""
+    assert text.count("END.") == 1 and text.count("Answer to") == 1, text
+    starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
+    assert len(starts) == len(set(starts)) and len(starts) <= 1
