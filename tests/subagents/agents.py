@@ -6,6 +6,7 @@ from typing import Any
 
 from think import Think, agent_tool, callable
 from think.models.base import ModelRequest, ToolMessage
+from think.recovery import ChatRecoveryPolicy
 from think.testing.models import HANG, Reply, ScriptedModel, call, text
 
 
@@ -52,3 +53,19 @@ class Lead(Think):
         """Run a researcher directly (no model turn); its progress streams to this agent's clients."""
         result = await self.run_agent_tool(Researcher, input=topic)
         return {"runId": result.run_id, "status": result.status, "output": result.output}
+
+
+class Stalling(Think):
+    """A child whose first stream stalls mid-answer; its recovery continues it."""
+
+    chat_stream_stall_timeout_ms = 200
+    chat_recovery = ChatRecoveryPolicy(backoff=0.0)
+    model = ScriptedModel([[text("Dig"), HANG], "ging done."])
+
+    def get_model(self) -> ScriptedModel:
+        return self.model
+
+
+class StallLead(Lead):
+    def get_tools(self) -> list[Any]:
+        return [agent_tool(Stalling, description="Dig.", name="researcher")]

@@ -188,3 +188,17 @@ async def test_agent_tool_run_ids_are_stable_per_call_and_rerun_on_recovery(data
         other = ToolContext(tool_call_id="call-7", tool_name=tool.name, message_id="m-2", agent=parent)
         await tool.execute({"prompt": "kelp"}, other)  # another message: another run
         assert len({e.event["runId"] for e in events}) == 2
+
+
+async def test_a_child_whose_stream_stalls_is_recovered_and_the_parent_gets_the_whole_answer(
+        data_dir: Path) -> None:
+    from tests.subagents.agents import Stalling, StallLead
+    from think.testing.models import HANG, ScriptedModel, text
+
+    Stalling.model = ScriptedModel([[text("Dig"), HANG], "ging done."])
+    async with open_agent(StallLead, "stall", data_dir=data_dir) as parent:
+        result = await parent.save_messages(["tunnels"])
+        assert result.status == "completed"
+        assert parent.messages[-1].text == "Summary: Digging done."
+        part = parent.messages[-1].tool_parts[0]
+        assert (part.state, part.output) == ("output-available", "Digging done.")

@@ -258,20 +258,21 @@ class ChatRecovery:
         ms = override_ms if override_ms is not None else self.agent.chat_stream_stall_timeout_ms
         return Watchdog(ms / 1000 if ms and ms > 0 and self.policy.enabled else 0.0)
 
-    async def end(self, request_id: str, status: str, *, stalled: bool = False) -> None:
-        """The turn ended: its fiber goes; a stalled turn goes through recovery instead."""
+    async def end(self, request_id: str, status: str, *, stalled: bool = False) -> bool:
+        """The turn ended: its fiber goes; a stalled turn goes through recovery instead (True)."""
         self._active.discard(request_id)
         fiber = self.store.get(request_id)
         if fiber is None:
-            return
+            return False
         if stalled:
             log.warning("turn %s stalled; it is recovered", request_id)
             self._spawn(self._recover(fiber, stalled=True))
-            return
+            return True
         self.store.delete(request_id)
         if fiber.attempt > 0 and self.recovering is not None:
             root, self.recovering = self.recovering, None
             await self._publish(fiber, Recovering(root, False))
+        return False
 
     def stash(self, data: Any) -> None:
         """Keep `data` with the running turn's fiber; recovery hands it back as `recovery_data`."""

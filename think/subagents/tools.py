@@ -128,6 +128,13 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
         return AgentToolResult(run_id=run_id, agent_type=agent_type, status="error", error=str(exc))
     finally:
         children.agent_tools_running -= 1
+    if result.recovering:  # the child's stream stalled: its recovery finishes the answer; wait for it
+        recovered = await child.call("reattach_run", text)
+        if recovered is not None:
+            summary = str(recovered)[:PREVIEW_CHARS]
+            await publish({"kind": "finished", "summary": summary, "reattached": True})
+            return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=recovered,
+                                   summary=summary)
     answer = result.message.text if result.message is not None else ""
     if result.status == "error":
         await publish({"kind": "error", "error": result.error or "The sub-agent failed"})

@@ -177,11 +177,11 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     cleared = agent.turn_queue.generation != generation
     stored = None if cleared else await _persist_reply(agent, turn, reply, session)
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
+    await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
+    recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
-                          attachments=tuple(attachments.kept), output=output)
-    await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
-    await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
+                          attachments=tuple(attachments.kept), output=output, recovering=recovering)
     if stored is not None:
         await session.compact_if_needed()
     try:

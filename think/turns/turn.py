@@ -54,4 +54,7 @@ class TurnResult:
     """Reply attachments the turn's tools made (`ToolContext.attach_reply`)."""
     output: Any = None
     """The structured answer, for a turn with `TurnConfig.output` (None if it gave none)."""
+    recovering: bool = False
+    """The stream stalled (status `aborted`) and recovery goes on with the turn under a new
+    request id: the answer comes later, in the transcript (see `think.recovery`)."""
 
