@@ -3,14 +3,17 @@ agent's workspace, follows `think_workspace_change` frames without a reload, and
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Callable
 from typing import Any
 
 from tests.ui.conftest import SCREENSHOTS, Browser
-from think import Think
+from think import Think, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import ScriptedModel, call
 from think.testing.models import Reply
+from think.tools.tool import ToolContext
 
 ADDRESS = "files-assistant"
 NOTE = "# Hello\n\nWritten by the agent.\n"
@@ -26,7 +29,26 @@ def script(request: ModelRequest) -> Reply:
         return call("edit", path="/notes/hello.md", old_string="Written by the agent.", new_string="Edited, live.")
     if "remove" in said:
         return call("delete", path="/notes", recursive=True)
+    if "draw" in said:
+        return call("draw")
     return "Nothing to do."
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A real PNG of one colour."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@tool
+async def draw(ctx: ToolContext) -> str:
+    """Draw a small picture into the workspace."""
+    await ctx.agent.workspace.write_file("/art/square.png", png(24, 16, (79, 70, 229)))
+    return "Drew /art/square.png"
 
 
 class FilesAssistant(Think):
@@ -34,6 +56,9 @@ class FilesAssistant(Think):
 
     def get_model(self) -> ScriptedModel:
         return ScriptedModel(script, chunk_delay=0.005)
+
+    def get_tools(self) -> list[Any]:
+        return [draw]
 
 
 Serve = Callable[..., Any]
@@ -132,3 +157,23 @@ def test_the_panel_is_remembered_and_fits_a_phone(browser: Browser, serve: Serve
         ], viewport={"width": 390, "height": 780}, colorScheme="dark")
     assert run.values["overflow"] == 0
     assert run.values["panel_width"] == 390
+
+
+def test_an_image_in_the_workspace_is_shown_as_a_picture(browser: Browser, serve: Serve) -> None:
+    item = ".files-item[data-path='{}']".format
+    with serve([FilesAssistant]) as url:
+        run = browser.run(url, [
+            {"action": "goto", "path": f"/#/{ADDRESS}/art"},
+            {"action": "waitFor", "selector": "#composer-input"},
+            {"action": "click", "selector": "button[aria-label='Files']"},
+            *_send("Please draw something"),
+            {"action": "click", "selector": item("/art")},
+            {"action": "click", "selector": item("/art/square.png")},
+            {"action": "waitFor", "selector": ".files-image img"},
+            {"action": "eval", "as": "size",
+             "js": "(async () => { const img = document.querySelector('.files-image img'); await img.decode();"
+                   " return [img.naturalWidth, img.naturalHeight]; })()"},
+            {"action": "count", "selector": ".files-content", "as": "text_views"},
+        ])
+    assert run.values["size"] == [24, 16]  # decoded by the browser: a real picture, not a note
+    assert run.values["text_views"] == 0

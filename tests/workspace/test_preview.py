@@ -3,6 +3,7 @@ not sent; missing paths, directories and bad arguments are clear errors."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -43,7 +44,10 @@ async def test_a_binary_file_is_described_not_sent(ws: Workspace) -> None:
     preview = without_times(await preview_file(ws, "/dot.png"))
     assert preview == {"path": "/dot.png", "name": "dot.png", "type": "file", "mimeType": "image/png", "size": 32,
                        "content": None, "reason": "binary",
-                       "note": "/dot.png is a binary file (image/png, 32 B); it is not shown as text."}
+                       "note": "/dot.png is a binary file (image/png, 32 B); it is not shown as text.",
+                       "dataUrl": "data:image/png;base64," + base64.b64encode(PNG).decode()}
+    await ws.write_file("/blob.bin", b"\x00\x01\x02")
+    assert "dataUrl" not in await preview_file(ws, "/blob.bin")  # only images a browser shows
 
 
 async def test_a_file_over_the_limit_is_not_read(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,12 +5,15 @@
     #  "size": 11, "createdAt": …, "updatedAt": …, "content": "- ship it\n"}
 
 Binary files and files over the size limit are described, not sent: `content` is None, `reason`
-says why (`"binary"` or `"too-large"`) and `note` says it for people. A file over the limit is
+says why (`"binary"` or `"too-large"`) and `note` says it for people. A raster image (PNG, JPEG,
+GIF, WebP, AVIF, BMP) within the limit also comes as `dataUrl` (`data:image/png;base64,…`), for
+the panel to show. A file over the limit is
 not read at all, so a 20 MB file costs a `stat`, not 20 MB of I/O and an RPC frame to match.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from think.workspace.errors import FileNotFound, InvalidPath, IsADirectory
@@ -18,6 +21,8 @@ from think.workspace.media import GENERIC, format_size, is_text_media_type, look
 from think.workspace.operations import ReadOps
 from think.workspace.paths import normalize_path
 
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
+"""Images a browser shows from a data URL (SVG is text: it comes as `content`)."""
 DEFAULT_PREVIEW_BYTES = 1024 * 1024
 """Largest file whose content `preview_file` returns by default."""
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
@@ -55,7 +60,10 @@ async def preview_file(ops: ReadOps, path: str, *, max_bytes: int = DEFAULT_PREV
     if data is None:  # deleted since the stat
         raise FileNotFound(f"ENOENT: no such file: {p}", path=p)
     if not _is_text(media, data):
-        return {**out, "content": None, "reason": "binary",
-                "note": f"{p} is a binary file ({media or 'unknown type'}, {format_size(info.size)}); "
-                        "it is not shown as text."}
+        described = {**out, "content": None, "reason": "binary",
+                     "note": f"{p} is a binary file ({media or 'unknown type'}, {format_size(info.size)}); "
+                             "it is not shown as text."}
+        if media in IMAGE_TYPES:
+            described["dataUrl"] = f"data:{media};base64,{base64.b64encode(data).decode()}"
+        return described
     return {**out, "content": data.decode("utf-8", "replace")}

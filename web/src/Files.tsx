@@ -27,7 +27,13 @@ export type FileInfo = {
   updatedAt: number;
 };
 
-export type FilePreview = FileInfo & { content: string | null; reason?: "binary" | "too-large"; note?: string };
+export type FilePreview = FileInfo & {
+  content: string | null;
+  reason?: "binary" | "too-large";
+  note?: string;
+  /** A raster image within the size limit, as `data:image/…;base64,…`. */
+  dataUrl?: string;
+};
 
 export type WorkspaceChange = { kind: "create" | "update" | "delete"; path: string; entryType: "file" | "directory" };
 
@@ -298,6 +304,10 @@ function FileView({
         </p>
       ) : preview === null ? (
         <p className="files-note">Loading…</p>
+      ) : preview.dataUrl ? (
+        <div className="files-image">
+          <img src={preview.dataUrl} alt={name} />
+        </div>
       ) : preview.content === null ? (
         <p className="files-note">{preview.note ?? "This file cannot be shown."}</p>
       ) : (
