@@ -65,6 +65,8 @@ class Run:
     sockets: list[str]
     requests: list[str]
     console: list[str] = field(default_factory=list)
+    open: list[str] = field(default_factory=list)
+    """The sockets still open when the steps had run."""
 
     def sent_of(self, kind: str) -> list[dict[str, Any]]:
         return [frame for frame in self.sent if frame.get("type") == kind]
@@ -94,7 +96,8 @@ class Browser:
                 pytrace=False,
             )
         return Run(values=result["values"], sent=result["frames"]["sent"], received=result["frames"]["received"],
-                   sockets=result["sockets"], requests=result["requests"], console=result["console"])
+                   sockets=result["sockets"], requests=result["requests"], console=result["console"],
+                   open=result.get("open", []))
 
 
 @pytest.fixture(scope="session")

@@ -6,15 +6,17 @@
 // under their "as" name. Prints one JSON line: {"ok": true, "values": {...}, "frames": {...},
 // "console": [...]} or {"ok": false, "error": "...", "step": n, ...} (and exits 1).
 //
-// "sockets" lists the WebSocket URLs the page opened and "requests" the same-origin HTTP requests
-// ("GET /path"), so a test can check the address the hooks used.
+// "sockets" lists the WebSocket URLs the page opened, "open" those still open at the end, and
+// "requests" the same-origin HTTP requests ("GET /path"), so a test can check the address the
+// hooks used.
 //
 // Steps: goto {path?}; fill {selector, text}; press {selector?, key}; click {selector};
 // waitFor {selector, state?, timeout?}; waitText {selector, text, timeout?};
 // waitGone {selector, timeout?}; text {selector, as}; count {selector, as};
 // attr {selector, name, as}; eval {js, as}; screenshot {path, fullPage?}; viewport {width, height};
 // colorScheme {scheme}; sleep {ms}; waitSent {type, count?, timeout?} (until the page has sent that
-// many WebSocket frames of that type).
+// many WebSocket frames of that type); waitOpen {url, timeout?} (until a socket whose URL contains
+// `url` is open).
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +41,7 @@ const FLAGS = [
 
 const frames = { sent: [], received: [] };
 const sockets = [];
+const openSockets = new Set();
 const requests = [];
 const consoleLines = [];
 const values = {};
@@ -74,6 +77,8 @@ try {
   });
   page.on("websocket", (socket) => {
     sockets.push(socket.url());
+    openSockets.add(socket);
+    socket.on("close", () => openSockets.delete(socket));
     socket.on("framesent", (event) => record(frames.sent, event.payload));
     socket.on("framereceived", (event) => record(frames.received, event.payload));
   });
@@ -142,11 +147,21 @@ try {
         }
         break;
       }
+      case "waitOpen": {
+        const deadline = Date.now() + t;
+        const isOpen = () => [...openSockets].some((socket) => socket.url().includes(step.url));
+        while (!isOpen()) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for an open socket to ${step.url}`);
+          await page.waitForTimeout(20);
+        }
+        break;
+      }
       default:
         throw new Error(`unknown step action ${JSON.stringify(step.action)}`);
     }
   }
-  console.log(JSON.stringify({ ok: true, values, frames, sockets, requests, console: consoleLines }));
+  const open = [...openSockets].map((socket) => socket.url());
+  console.log(JSON.stringify({ ok: true, values, frames, sockets, open, requests, console: consoleLines }));
 } catch (error) {
   console.log(
     JSON.stringify({

@@ -266,12 +266,15 @@ def test_switching_conversations_reconnects_and_remembers_names(browser: Browser
             {"action": "text", "selector": ".recent-title", "as": "recent"},
             {"action": "click", "selector": ".recent-item:has-text('What is 19 + 23?')"},
             {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "The sum is"},
+            # The transcript may show (from get-messages) before the new socket has opened.
+            {"action": "waitOpen", "url": f"/agents/{ADDRESS}/one"},
             {"action": "eval", "as": "hash_back", "js": "location.hash"},
         ])
     paths = [s.split("?")[0].rsplit("/agents/", 1)[1] for s in run.sockets]
     assert paths[0] == f"{ADDRESS}/one"
     assert f"{ADDRESS}/two" in paths
     assert paths[-1] == f"{ADDRESS}/one"
+    assert [s.split("?")[0].rsplit("/agents/", 1)[1] for s in run.open] == [f"{ADDRESS}/one"]  # "two" closed
     assert run.values["hash"] == f"#/{ADDRESS}/two"
     assert run.values["hash_back"] == f"#/{ADDRESS}/one"
     assert run.values["recent"] == ["two", "What is 19 + 23?"]
