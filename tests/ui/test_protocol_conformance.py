@@ -8,6 +8,7 @@ against what the server saved.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -265,8 +266,11 @@ def test_overlapping_submits_from_two_tabs(open_tab: OpenTab, server: str, agent
         _wait_queued(server, agent, name, 2)
     httpx.post(f"{server}agents/{agent}/{name}/gate", timeout=10).raise_for_status()
     expected = HELD + after
+    # The whole text, not just the count: a tab that only watches a stream has its reply message
+    # (empty) from the `start` chunk on, before the deltas arrive.
+    want = json.dumps(json.dumps(expected, separators=(",", ":")))
     for tab in (holder, a, b):
-        tab.wait(f"harness.texts().length === {len(expected)} && harness.status === 'ready'")
+        tab.wait(f"JSON.stringify(harness.texts()) === {want} && harness.status === 'ready'")
         tab.settled()
     stored = texts(saved(server, name, agent))
     assert stored == expected
