@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.tools import add, notify_team
+from tests.shared_tools import add, notify_team
 from think import Think
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text

@@ -17,7 +17,7 @@ import httpx
 from tests.chat.live_server import LiveServer, serve_in_thread
 from tests.cli.agents import CliChat
 from tests.cli.conftest import ChatProcess, FrameRecorder, run_think
-from tests.tools import NOTIFIED
+from tests.shared_tools import NOTIFIED
 from think import __version__
 from think.client import AgentClient
 from think.runtime import EmbeddedRuntime

@@ -35,7 +35,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from tests.tools import notify_team
+from tests.shared_tools import notify_team
 from think import Think
 from think.models.base import ModelRequest, ToolMessage
 from think.models.events import Finish, StreamEvent, TextDelta

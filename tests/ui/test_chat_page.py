@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from tests.tools import NOTIFIED, add, notify_team
+from tests.shared_tools import NOTIFIED, add, notify_team
 from tests.ui.conftest import SCREENSHOTS, Browser
 from think import Think
 from think.models.base import ModelRequest, ToolMessage
