@@ -51,6 +51,8 @@ from think.stream.resumable import ResumableStreams
 from think.subagents.api import SubAgentAPI
 from think.subagents.children import MIGRATIONS as SUB_AGENT_MIGRATIONS
 from think.subagents.children import SubAgents
+from think.subagents.runs import MIGRATIONS as AGENT_TOOL_RUN_MIGRATIONS
+from think.subagents.runs import AgentToolRuns
 from think.submissions.api import SubmissionAPI
 from think.submissions.store import MIGRATIONS as SUBMISSION_MIGRATIONS
 from think.submissions.submissions import Submissions
@@ -98,8 +100,8 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
 
     _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
-                                                        *SUB_AGENT_MIGRATIONS, *ATTACHMENT_MIGRATIONS,
-                                                        *RECOVERY_MIGRATIONS)
+                                                        *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
+                                                        *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -123,6 +125,9 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
         self._turns_running = 0
         self.submissions = Submissions(self)
         self.sub_agents = SubAgents(self, self.db)
+        self.agent_tool_runs = AgentToolRuns(self.db)
+        """Recent child runs' `agent-tool-event` frames, replayed to clients that connect later."""
+        self.fanout.subscribe(self.agent_tool_runs.on_event)
         self.scheduled_tasks = ScheduledTasks(self)
         self.recovery = ChatRecovery(self)
         """Durable fibers of running turns and the recovery of interrupted ones."""
@@ -263,6 +268,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
     async def _hibernate(self) -> None:
         await self.submissions.stop()
         await self.recovery.stop()
+        self.agent_tool_runs.flush()
         await super()._hibernate()
 
     # ---- configuration -------------------------------------------------------------------------
@@ -309,6 +315,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
         self.session.clear()
         self.streams.clear()
         self.recovery.clear()
+        self.agent_tool_runs.clear()
         forget_request(self)
         await self.fanout.publish(TranscriptChanged(()))
         await self.submissions.skip_pending()

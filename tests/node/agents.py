@@ -7,6 +7,7 @@ What the model answers depends on the last user message:
 * `gated …`  → `w01 w02 w03 `, waits for the `open_gate` RPC, then `w04 w05`;
 * `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
 * `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
+* `delegate …` → hands the text to a `NodeHelper` child (an agent tool), then `The helper said: …`;
 * anything else → `Echo: <text>`.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.gated import Gate, GatedModel
-from think import Think, callable, tool
+from think import Think, agent_tool, callable, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
@@ -38,11 +39,11 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-
 def script(request: ModelRequest) -> Reply:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
-        return f"The sum is {last.results[0].output}."
+        result = last.results[0]
+        return f"The helper said: {result.output}" if result.name == "node_helper" else f"The sum is {result.output}."
     said = request.last_user_text
     if said.startswith("hello"):
         return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
@@ -53,8 +54,17 @@ def script(request: ModelRequest) -> Reply:
     if said.startswith("add"):
         a, b = (int(word) for word in said.split()[1:3])
         return call("add", a=a, b=b)
+    if said.startswith("delegate"):
+        return call("node_helper", prompt=said.removeprefix("delegate").strip())
     return f"Echo: {said}"
 
+
+class NodeHelper(Think):
+    """The child `delegate …` runs: answers `Helper on <prompt>: done.` a few characters at a time."""
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(lambda request: [text(f"Helper on {request.last_user_text}: done.", chunks=4)],
+                             chunk_delay=CHUNK_DELAY)
 
 
 class NodeChat(Gate, Think):
@@ -69,7 +79,7 @@ class NodeChat(Gate, Think):
         return ScriptedModel(script, chunk_delay=SLOW_CHUNK_DELAY if said.startswith("hello") else CHUNK_DELAY)
 
     def get_tools(self) -> list[Any]:
-        return [add]
+        return [add, agent_tool(NodeHelper, description="Hand a task to a helper agent.", display_name="Helper")]
 
     @callable
     def open_gate(self) -> str:

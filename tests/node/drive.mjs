@@ -220,6 +220,19 @@ const scenarios = {
     return { A: await a.close(), after_error: failed };
   },
 
+  /** An agent tool: A watches the child's run live (useAgentToolEvents); a tab opened after the
+   *  run gets it replayed on connect. */
+  async agent_tool({ open }) {
+    const a = await open("A");
+    await a.send("delegate tidal charts");
+    await a.waitIdle(1);
+    await a.waitFor(`(s) => Object.values(s.agentToolRuns).some((run) => run.status === "completed")`);
+    const live = await a.close();
+    const b = await open("reloaded");
+    await b.waitFor(`(s) => Object.values(s.agentToolRuns).some((run) => run.status === "completed")`);
+    return { A: live, reloaded: await b.close() };
+  },
+
   /** Regenerate replaces the last answer; a reload shows only the new one. */
   async regenerate({ open }) {
     const a = await open("A");

@@ -87,11 +87,12 @@ function safeJson(value) {
 // Imported after the globals above exist, as a page's scripts run after the browser's.
 const { createElement, Suspense } = await import("react");
 const { default: TestRenderer } = await import("react-test-renderer");
-const { useAgent } = await import("agents/react");
+const { useAgent, useAgentToolEvents } = await import("agents/react");
 const { useAgentChat } = await import("@cloudflare/ai-chat/react");
 
 let chat = null; // the latest useAgentChat() result
 let agent = null; // the latest useAgent() result
+let toolEvents = null; // the latest useAgentToolEvents() result
 const turnEnds = []; // onTurnEnd events
 const sends = []; // one entry per sendMessage/regenerate call: how its promise settled
 const streamed = []; // {id, text} of the last assistant message at each render while streaming (changes only)
@@ -100,6 +101,7 @@ let renders = 0;
 function Tab({ options }) {
   agent = useAgent({ agent: options.agent, name: options.name, host: options.host });
   chat = useAgentChat({ agent, onTurnEnd: (event) => turnEnds.push(event) });
+  toolEvents = useAgentToolEvents({ agent });
   renders += 1;
   const last = chat.messages.at(-1);
   if (chat.status === "streaming" && last?.role === "assistant") {
@@ -126,6 +128,7 @@ function state() {
     messages: chat ? structuredClone(chat.messages) : [],
     identity: agent ? { name: agent.name, agent: agent.agent, identified: agent.identified ?? null } : null,
     turnEnds: structuredClone(turnEnds),
+    agentToolRuns: toolEvents ? structuredClone(toolEvents.runsById) : {},
     sends: structuredClone(sends),
     streamed: structuredClone(streamed),
     renders,

@@ -68,7 +68,7 @@ def test_the_pinned_npm_clients_ran(npm_run: NodeRun) -> None:
     assert lock["packages"]["node_modules/agents"]["version"] == "0.32.0"
     assert int(npm_run.node_version.lstrip("v").split(".")[0]) >= 20
     assert set(npm_run.scenarios) == {"send_stream", "reload", "cancel", "clear", "two_tabs", "server_tool",
-                                      "model_error", "regenerate"}
+                                      "model_error", "regenerate", "agent_tool"}
 
 
 # ---- send and stream --------------------------------------------------------------------------------
@@ -344,6 +344,28 @@ def test_regenerate_replaces_the_answer(npm_run: NodeRun) -> None:
     assert [m["id"] for m in reloaded.messages] == [tab.messages[0]["id"], new_id]
 
 
+def test_use_agent_tool_events_shows_a_child_run_live_and_after_a_reload(npm_run: NodeRun) -> None:
+    scenario = npm_run.scenario("agent_tool")
+    live, reloaded = scenario.tab("A"), scenario.tab("reloaded")
+    assert live.texts() == ["delegate tidal charts", "The helper said: Helper on tidal charts: done."]
+    [call] = [p for p in live.messages[1]["parts"] if p["type"] == "tool-node_helper"]
+    for tab in (live, reloaded):  # the hook's own view of the run, from the live frames or the replay
+        [run] = tab.raw["agentToolRuns"].values()
+        assert (run["status"], run["agentType"], run["parentToolCallId"]) == ("completed", "node-helper",
+                                                                            call["toolCallId"])
+        assert run["summary"] == "Helper on tidal charts: done."
+        assert (run["inputPreview"], run["display"], run["order"]) == ("tidal charts", {"name": "Helper"}, 0)
+        assert "".join(p.get("text", "") for p in run["parts"]) == "Helper on tidal charts: done."
+        assert run["subAgent"] == {"agent": "node-helper", "name": run["runId"]}
+    events = [f.data for f in live.socket.received if f.type == "agent-tool-event"]
+    replayed = [f.data for f in reloaded.socket.received if f.type == "agent-tool-event"]
+    assert not any(e.get("replay") for e in events) and all(e["replay"] is True for e in replayed)
+    # The replay is the live run again: same events, same sequences, in order.
+    assert [{k: v for k, v in e.items() if k != "replay"} for e in replayed] == events
+    assert [e["sequence"] for e in events] == list(range(len(events)))
+    assert events[0]["event"]["kind"] == "started" and events[-1]["event"]["kind"] == "finished"
+
+
 # ---- across all scenarios --------------------------------------------------------------------------
 
 
@@ -375,9 +397,11 @@ def test_every_frame_has_a_shape_the_reference_server_sends(npm_run: NodeRun) ->
                 for frame in socket.frames:
                     seen.setdefault((frame.dir, *_shape(frame.data)), f"{name}: {frame.raw[:200]}")
     unknown = {shape: example for shape, example in seen.items() if shape not in reference}
-    # RPC is not in the sample; its frames are checked byte for byte in the two-tab test.
-    assert {shape[1] for shape in unknown} <= {"rpc"}, "\n".join(f"{s}\n  e.g. {e}" for s, e in unknown.items())
-    assert {shape[1] for shape in seen} - {"rpc"} <= known_types
+    # RPC and agent-tool events are not in the sample; RPC frames are checked byte for byte in the
+    # two-tab test, agent-tool events (reference §2.9) in the agent-tool test.
+    ours = {"rpc", "agent-tool-event"}
+    assert {shape[1] for shape in unknown} <= ours, "\n".join(f"{s}\n  e.g. {e}" for s, e in unknown.items())
+    assert {shape[1] for shape in seen} - ours <= known_types
     assert len(seen) >= 25  # the scenarios covered most of the catalogue
 
 

@@ -154,6 +154,10 @@ async def test_a_named_run_asked_again_returns_its_answer_without_a_second_child
         assert again.status == "completed" and again.output == first.output
         assert len(Researcher.model.requests) == asked  # collected, not run again
         assert events[-1].event["kind"] == "finished" and events[-1].event["reattached"] is True
+        first_run = [f for f in parent.agent_tool_runs.frames() if f["event"]["runId"] == "run-1"]
+        # Numbering goes on after the first call's events, so clients' replay/live dedupe holds.
+        assert [e.sequence for e in events] == [len(first_run) - 2, len(first_run) - 1]
+        assert [f["sequence"] for f in first_run] == list(range(len(first_run)))
         child = await parent.sub_agent(Researcher, "run-1")
         assert [m.role for m in await child.get_messages()] == ["user", "assistant"]
         other = await parent.run_agent_tool(Researcher, input="waves", run_id="run-2")

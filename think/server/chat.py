@@ -119,7 +119,8 @@ class ChatChannel:
     def greet(self, connection: Connection) -> None:
         """The chat frames a new socket gets first: the running stream's id, or (maybe a
         `cf_agent_stream_pending`, then) the transcript. No transcript while a stream is active:
-        it would clobber the message being resumed."""
+        it would clobber the message being resumed. Then the recovering flag, if a recovery runs,
+        and the retained agent-tool runs (`think.subagents.runs`)."""
         answer = greeting(self._situation())
         if answer is not None:
             self._apply(connection, answer)
@@ -127,6 +128,8 @@ class ChatChannel:
             connection.send(self._transcript_for(connection.id, self.agent.session.history_json(), connect=True))
         if (recovering := self.agent.recovery.recovering) is not None:
             connection.send_frame(ChatRecovering(True, recovering))  # it missed the transition
+        for frame in self.agent.agent_tool_runs.frames():  # recent child runs, `"replay": true`
+            connection.send(orjson.dumps(frame).decode())
 
     def forget(self, connection: Connection) -> None:
         self.awaiting_ack.discard(connection.id)

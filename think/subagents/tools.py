@@ -12,7 +12,8 @@ the child's reply (`body` is the chunk's JSON text), then `finished` (with a sum
 or `aborted`. The model sees the child's final answer as the tool's output; a child that fails
 is a tool error. Cancelling the parent's turn cancels the child's turn, which keeps its partial
 reply. `max_concurrent_agent_tools` on the parent caps the runs in progress: one more is an
-immediate error. Runs are not replayed to clients that connect later (the original retains them).
+immediate error. The parent keeps its recent runs' events and replays them to clients that
+connect later (`think.subagents.runs`).
 
 Runs survive crashes without running twice: an agent tool's run id is derived from the parent's
 reply message and tool call, and the tool is `recovery="rerun"`. When the parent's recovery runs
@@ -87,7 +88,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
         return AgentToolResult(run_id=run_id, agent_type=agent_type, status="error",
                                error=f"Too many agent tools are running (at most {cap} at once)")
     text = format_input(input)
-    sequence = 0
+    sequence = parent.agent_tool_runs.next_sequence(run_id) if reattach else 0
 
     async def publish(event: JSONObject) -> None:
         nonlocal sequence
