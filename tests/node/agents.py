@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.gated import Gate, GatedModel
-from think import Think, agent_tool, callable, tool
+from tests.shared_tools import add
+from think import Think, agent_tool, callable
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
@@ -26,17 +27,6 @@ CHUNK_DELAY = 0.002
 SLOW_CHUNK_DELAY = 0.03
 """For `hello …`: slow enough that the client renders the answer several times as it grows
 (`useAgentChat` throttles renders to one per 50 ms)."""
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
 
 
 def script(request: ModelRequest) -> Reply:
