@@ -17,10 +17,11 @@ from typing import Any
 
 from tests.gated import Gate, GatedModel
 from tests.shared_tools import add
-from think import Think, agent_tool, callable
+from think import Think, agent_tool, callable, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
+from think.tools.tool import ToolContext
 
 CHUNK_DELAY = 0.002
 """Seconds between streamed events."""
@@ -49,12 +50,30 @@ def script(request: ModelRequest) -> Reply:
     return f"Echo: {said}"
 
 
+@tool
+async def work(ctx: ToolContext) -> str:
+    """Do the helper's work, reporting progress and a milestone on the way."""
+    await ctx.agent.report_progress(fraction=0.5, message="halfway", phase="digging")
+    await ctx.agent.report_progress(milestone="found-it", message="found the charts")
+    await ctx.agent.report_progress(fraction=1.0, message="done", phase="digging")
+    return "worked"
+
+
+def helper_script(request: ModelRequest) -> Reply:
+    if isinstance(request.messages[-1], ToolMessage):
+        return [text(f"Helper on {request.last_user_text}: done.", chunks=4)]
+    return call("work")
+
+
 class NodeHelper(Think):
-    """The child `delegate …` runs: answers `Helper on <prompt>: done.` a few characters at a time."""
+    """The child `delegate …` runs: calls its `work` tool (which reports progress and a
+    milestone), then answers `Helper on <prompt>: done.` a few characters at a time."""
 
     def get_model(self) -> ScriptedModel:
-        return ScriptedModel(lambda request: [text(f"Helper on {request.last_user_text}: done.", chunks=4)],
-                             chunk_delay=CHUNK_DELAY)
+        return ScriptedModel(helper_script, chunk_delay=CHUNK_DELAY)
+
+    def get_tools(self) -> list[Any]:
+        return [work]
 
 
 class NodeChat(Gate, Think):

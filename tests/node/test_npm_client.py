@@ -357,6 +357,11 @@ def test_use_agent_tool_events_shows_a_child_run_live_and_after_a_reload(npm_run
         assert (run["inputPreview"], run["display"], run["order"]) == ("tidal charts", {"name": "Helper"}, 0)
         assert "".join(p.get("text", "") for p in run["parts"]) == "Helper on tidal charts: done."
         assert run["subAgent"] == {"agent": "node-helper", "name": run["runId"]}
+        # report_progress from the child's tool: the last progress and the milestone.
+        assert {k: run["progress"][k] for k in ("fraction", "message", "phase")} == {
+            "fraction": 1.0, "message": "done", "phase": "digging"}
+        [milestone] = run["milestones"]
+        assert (milestone["name"], milestone["sequence"]) == ("found-it", 0)
     events = [f.data for f in live.socket.received if f.type == "agent-tool-event"]
     replayed = [f.data for f in reloaded.socket.received if f.type == "agent-tool-event"]
     assert not any(e.get("replay") for e in events) and all(e["replay"] is True for e in replayed)

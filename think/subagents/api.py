@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+import time
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from think.messages import JSONObject
 from think.runtime.agent import Agent
@@ -11,6 +12,10 @@ from think.subagents.tools import AgentToolResult, run_agent_tool
 from think.turns.callbacks import Signal
 from think.turns.runner import new_request_id
 from think.turns.turn import TurnRequest
+from think.turns.writer import in_turn_writer, write_data
+
+PROGRESS_COALESCE = 0.2
+"""Seconds within which a second progress report is dropped (the first of a burst is sent)."""
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -30,6 +35,8 @@ class SubAgentAPI:
     """Child runs as tools that may be in progress at once (None: no cap)."""
 
     sub_agents: SubAgents
+    _progress_at: float = 0.0
+    _milestones: int | None = None
 
     async def sub_agent(self, cls: type[Agent], name: str) -> SubAgentStub:
         """A stub for the child `(cls, name)` of this agent, created and started if needed.
@@ -64,6 +71,45 @@ class SubAgentAPI:
             await think.run(TurnRequest(request_id=new_request_id(), messages=()))
             history = think.messages
         return "".join(m.text for m in history[at + 1:] if m.role == "assistant")
+
+    async def report_progress(self, *, fraction: float | None = None, message: str | None = None,
+                              phase: str | None = None, data: Any = None,
+                              milestone: str | None = None) -> Literal["emitted", "coalesced", "inactive"]:
+        """Tell whoever watches this agent's turn how far it is (a child run: the parent's clients,
+        through `useAgentToolEvents`). Call it from a tool or a hook of the running turn.
+
+        Progress is a transient `data-agent-progress` part, at most one per 200 ms (a burst keeps
+        the first; `fraction >= 1` always goes out). A `milestone` is a `data-agent-milestone`
+        part kept in the reply, numbered from 0 per agent. "inactive" outside a turn.
+        """
+        think = cast("Think", self)
+        if in_turn_writer(think) is None:
+            return "inactive"
+        now = time.time()
+        fields: dict[str, Any] = {}
+        if fraction is not None:
+            fields["fraction"] = float(fraction)
+        if message is not None:
+            fields["message"] = str(message)
+        if phase is not None:
+            fields["phase"] = str(phase)
+        if data is not None:
+            fields["data"] = data
+        if milestone:
+            if self._milestones is None:
+                self._milestones = sum(1 for m in think.messages for part in m.parts
+                                       if part.type == "data-agent-milestone")
+            sequence, self._milestones = self._milestones, self._milestones + 1
+            self._progress_at = now
+            payload = {"name": milestone, "sequence": sequence, "at": int(now * 1000), **fields}
+            await write_data(think, "agent-milestone", payload, id=f"milestone-{sequence}")
+            return "emitted"
+        done = fraction is not None and fraction >= 1
+        if now - self._progress_at < PROGRESS_COALESCE and not done:
+            return "coalesced"
+        self._progress_at = now
+        await write_data(think, "agent-progress", fields, transient=True)
+        return "emitted"
 
     async def abort_sub_agent(self, cls: type[Agent], name: str, reason: str | None = None) -> int:
         """Cancel a child's running turns and submissions; how many turns were cancelled."""

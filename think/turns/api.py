@@ -22,6 +22,7 @@ from think.turns.callbacks import MessageLike, to_message
 from think.turns.continuation import ToolAnswer
 from think.turns.runner import new_request_id, run_turn
 from think.turns.turn import TurnRequest, TurnResult
+from think.turns.writer import write_data
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -192,6 +193,11 @@ class TurnAPI:
         server runs it at the start of the continuation; denied, it ends `output-denied`."""
         message = await self._think.tool_updates.approve(tool_call_id, approved, reason=reason)
         return await self._think.continuations.after_answer(message, auto_continue)
+
+    async def write_data(self, name: str, data: Any, *, id: str | None = None, transient: bool = False) -> bool:
+        """Add a `data-<name>` part to the running turn's reply, from a tool or a hook; False when
+        called outside a turn of this agent. See `think.turns.writer`."""
+        return await write_data(self, name, data, id=id, transient=transient)
 
     def cancel_chat(self, request_id: str) -> bool:
         """Stop a running turn (its partial reply is kept); True if it was running."""

@@ -30,6 +30,7 @@ from think.tools.tool import Tool, ToolContext, as_tool_map
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
+from think.turns.writer import writing
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -122,8 +123,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
             return  # clients get the error as a TurnFailed event, after on_chat_error has had its say
         if chunk["type"] == "start" and seq:
             return  # a retry after a context overflow: clients already have the message's start
-        await fanout.publish(ChunkEvent(request_id, seq, chunk, turn.continuation))
-        seq += 1
+        current, seq = seq, seq + 1  # before the await: chunks of parallel tool calls never share one
+        await fanout.publish(ChunkEvent(request_id, current, chunk, turn.continuation))
         if chunk["type"] in ON_CHUNK_TYPES:
             await agent.on_chunk(chunk)
 
@@ -136,7 +137,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         failure: BaseException | str | None = None  # what classify_chat_error looks at
         result: LoopResult | None = None
         try:
-            with agent.cancellations.scope(request_id) as scope, stall:
+            with agent.cancellations.scope(request_id) as scope, stall, writing(agent, emit):
                 result = await run_loop(
                     model, request, tools, emit=emit, hooks=_hooks(agent, session, request), max_steps=max_steps,
                     message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
