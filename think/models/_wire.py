@@ -2,6 +2,8 @@
 
 `post_sse` is the only place that does I/O for the OpenAI-compatible and Anthropic adapters.
 The format-specific work sits in a sans-I/O `StreamDecoder`, fed one server-sent event at a time.
+`SseModel` is the adapters' common shell (headers, client, `stream`, `aclose`); each supplies its
+request body and its decoder.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import anyio.lowlevel
 import httpx
 import orjson
 
+from think.models.base import ModelRequest
 from think.models.events import Finish, StreamEvent
 from think.models.sse import aiter_sse
 
@@ -168,6 +171,61 @@ class OwnedClient:
         if self._owned is not None:
             owned, self._owned = self._owned, None
             await owned.aclose()
+
+
+class SseModel:
+    """A model behind one streamed HTTP POST: `url`, JSON in, server-sent events out.
+
+    Without a `client`, the model creates (and owns) an `httpx.AsyncClient` on first use; close it
+    with `aclose()`. `timeout` applies to each network operation (connect, every read), not to the
+    whole reply; a request's `settings.timeout` overrides it for that call, and its
+    `settings.headers` are added to the model's.
+    """
+
+    def __init__(self, model: str, *, url: str, label: str, auth_headers: Mapping[str, str],
+                 headers: Mapping[str, str] | None, client: httpx.AsyncClient | None, timeout: Timeout) -> None:
+        self.model = model
+        self.url = url
+        self.timeout = timeout
+        self._label = label
+        self._headers = {"content-type": "application/json", "accept": "text/event-stream", **auth_headers,
+                         **(headers or {})}
+        self._client = OwnedClient(client, timeout=timeout)
+
+    @property
+    def model_id(self) -> str:
+        return self._label
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, url={self.url!r})"
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of one call (the adapter's format)."""
+        raise NotImplementedError
+
+    def decoder(self) -> StreamDecoder:
+        """A fresh decoder for one call's stream (the adapter's format)."""
+        raise NotImplementedError
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        """Yield the events of one streamed call, ending with exactly one `Finish`."""
+        settings = request.settings
+        headers = self._headers if not settings.headers else {**self._headers, **settings.headers}
+        events = post_sse(
+            self._client.get(),
+            self.url,
+            headers=headers,
+            body=self.request_body(request),
+            http_timeout=self.timeout if settings.timeout is None else settings.timeout,
+            decoder=self.decoder(),
+        )
+        async with aclosing(events):
+            async for event in events:
+                yield event
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model created, if it created one."""
+        await self._client.aclose()
 
 
 def json_text(value: Any) -> str:

@@ -8,8 +8,7 @@ as they arrive; a `tool_use` block becomes `ToolCallReady` at its `content_block
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
 import httpx
@@ -17,13 +16,13 @@ import orjson
 
 from think.models._wire import (
     DEFAULT_TIMEOUT,
-    OwnedClient,
+    SseModel,
+    StreamDecoder,
     Timeout,
     data_url_base64,
     error_message,
     json_text,
     parse_data_url,
-    post_sse,
 )
 from think.models.base import (
     AssistantContent,
@@ -53,13 +52,11 @@ from think.models.events import (
 JSON = dict[str, Any]
 
 
-class AnthropicModel:
-    """Streams `POST {base_url}/v1/messages`.
+class AnthropicModel(SseModel):
+    """Streams `POST {base_url}/v1/messages` (client and timeouts: see `SseModel`).
 
     `max_tokens` is required by the API; it is used when a request sets no `max_output_tokens`.
-    `thinking` is sent as is, for example `{"type": "enabled", "budget_tokens": 2048}`. Without a
-    `client`, the model creates (and owns) an `httpx.AsyncClient` on first use; close it with
-    `aclose()`. `timeout` applies to each network operation, not to the whole reply.
+    `thinking` is sent as is, for example `{"type": "enabled", "budget_tokens": 2048}`.
     """
 
     def __init__(
@@ -76,48 +73,17 @@ class AnthropicModel:
         label: str | None = None,
         timeout: Timeout = DEFAULT_TIMEOUT,
     ) -> None:
-        self.model = model
-        self.url = base_url.rstrip("/") + "/v1/messages"
+        auth = {"anthropic-version": anthropic_version, **({"x-api-key": api_key} if api_key else {})}
+        super().__init__(model, url=base_url.rstrip("/") + "/v1/messages", label=label or f"anthropic:{model}",
+                         auth_headers=auth, headers=headers, client=client, timeout=timeout)
         self.max_tokens = max_tokens
         self.thinking = thinking
-        self.timeout = timeout
-        self._label = label or f"anthropic:{model}"
-        self._headers = {
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-            "anthropic-version": anthropic_version,
-        }
-        if api_key:
-            self._headers["x-api-key"] = api_key
-        self._headers.update(headers or {})
-        self._client = OwnedClient(client, timeout=timeout)
 
-    @property
-    def model_id(self) -> str:
-        return self._label
+    def request_body(self, request: ModelRequest) -> JSON:
+        return messages_body(self.model, request, max_tokens=self.max_tokens, thinking=self.thinking)
 
-    def __repr__(self) -> str:
-        return f"AnthropicModel({self.model!r}, url={self.url!r})"
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Yield the events of one streamed message, ending with exactly one `Finish`."""
-        settings = request.settings
-        headers = self._headers if not settings.headers else {**self._headers, **settings.headers}
-        events = post_sse(
-            self._client.get(),
-            self.url,
-            headers=headers,
-            body=messages_body(self.model, request, max_tokens=self.max_tokens, thinking=self.thinking),
-            http_timeout=self.timeout if settings.timeout is None else settings.timeout,
-            decoder=MessagesStreamDecoder(),
-        )
-        async with aclosing(events):
-            async for event in events:
-                yield event
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this model created, if it created one."""
-        await self._client.aclose()
+    def decoder(self) -> StreamDecoder:
+        return MessagesStreamDecoder()
 
 
 # ---- request ------------------------------------------------------------------------------------
