@@ -95,6 +95,13 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
         await parent.fanout.publish(AgentToolEvent(sequence, {**event, "runId": run_id}, parent_tool_call_id))
         sequence += 1
 
+    async def collected(answer: str) -> AgentToolResult:
+        """The run's answer, collected from the child rather than streamed by this call."""
+        summary = answer[:PREVIEW_CHARS]
+        await publish({"kind": "finished", "summary": summary, "reattached": True})
+        return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=answer,
+                               summary=summary)
+
     children.agent_tools_running += 1
     try:
         child = await children.get(cls, run_id)
@@ -110,10 +117,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
 
         earlier = await child.call("reattach_run", text) if reattach and hasattr(cls, "reattach_run") else None
         if earlier is not None:
-            summary = str(earlier)[:PREVIEW_CHARS]
-            await publish({"kind": "finished", "summary": summary, "reattached": True})
-            return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=earlier,
-                                   summary=summary)
+            return await collected(earlier)
         try:
             result = await _run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
                                       signal)
@@ -132,10 +136,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
     if result.recovering:  # the child's stream stalled: its recovery finishes the answer; wait for it
         recovered = await child.call("reattach_run", text)
         if recovered is not None:
-            summary = str(recovered)[:PREVIEW_CHARS]
-            await publish({"kind": "finished", "summary": summary, "reattached": True})
-            return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=recovered,
-                                   summary=summary)
+            return await collected(recovered)
     answer = result.message.text if result.message is not None else ""
     if result.status == "error":
         await publish({"kind": "error", "error": result.error or "The sub-agent failed"})
