@@ -378,6 +378,18 @@ def encode_transcript(message_json: Iterable[bytes], *, connect: bool = False) -
     return (b'{"type":"cf_agent_chat_messages","messages":[' + b",".join(message_json) + tail).decode()
 
 
+def agent_tool_event(sequence: int, event: JSONObject, parent_tool_call_id: str | None = None, *,
+                     replay: bool = False) -> JSONObject:
+    """`agent-tool-event` (reference §2.9): one event of a child run, live or replayed."""
+    frame: JSONObject = {"type": "agent-tool-event", "sequence": sequence}
+    if replay:
+        frame["replay"] = True
+    frame["event"] = event
+    if parent_tool_call_id is not None:
+        frame["parentToolCallId"] = parent_tool_call_id
+    return frame
+
+
 def encode_message_list(message_json: Iterable[bytes]) -> bytes:
     """A JSON array of messages already encoded as JSON (the body of `get-messages`)."""
     return b"[" + b",".join(message_json) + b"]"

@@ -33,7 +33,7 @@ import orjson
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.messages import Message
-from think.protocol.codec import encode_frame, encode_transcript
+from think.protocol.codec import agent_tool_event, encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
     ChatRecovering,
@@ -431,10 +431,7 @@ class ChatChannel:
             case MessageChanged(message=message):
                 self.connections.broadcast(encode_frame(MessageUpdated(message)))
             case AgentToolEvent(sequence=sequence, event=payload, parent_tool_call_id=parent):
-                frame = {"type": "agent-tool-event", "sequence": sequence, "event": payload}
-                if parent is not None:
-                    frame["parentToolCallId"] = parent
-                self.connections.broadcast(orjson.dumps(frame).decode())
+                self.connections.broadcast(orjson.dumps(agent_tool_event(sequence, payload, parent)).decode())
             case TurnFinished():
                 self._finish(event)
             case Recovering(request_id=request_id, recovering=recovering):

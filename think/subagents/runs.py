@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import orjson
 
 from think.messages import JSONObject
+from think.protocol.codec import agent_tool_event
 from think.storage import Database, migration
 from think.stream.fanout import AgentToolEvent, TurnEvent
 
@@ -100,11 +101,7 @@ class AgentToolRuns:
             "JOIN (SELECT run_id, min(rowid) AS first FROM think_agent_tool_events GROUP BY run_id) r "
             "ON r.run_id = e.run_id ORDER BY r.first, e.sequence")
         for row in rows:
-            frame: JSONObject = {"type": "agent-tool-event", "sequence": row["sequence"], "replay": True,
-                                 "event": orjson.loads(row["event"])}
-            if row["parent_tool_call_id"] is not None:
-                frame["parentToolCallId"] = row["parent_tool_call_id"]
-            yield frame
+            yield agent_tool_event(row["sequence"], orjson.loads(row["event"]), row["parent_tool_call_id"], replay=True)
 
     def clear(self) -> None:
         self._pending.clear()
