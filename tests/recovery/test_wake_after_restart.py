@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -15,14 +16,19 @@ from tests.submissions.server_process import eventually, serve_process
 from think.client import AgentClient
 
 
-def _stored(db: Path) -> tuple[list[dict[str, object]], int, int]:
+def _rows(db: Path, query: str) -> list[tuple[Any, ...]]:
+    """The rows of `query`, read as the (possibly dead) server left the database."""
     conn = sqlite3.connect(db)
     try:
-        messages = [json.loads(b) for (b,) in conn.execute("SELECT body FROM think_messages")]
-        fibers = conn.execute("SELECT count(*) FROM think_chat_fibers").fetchone()[0]
-        wakes = conn.execute("SELECT count(*) FROM think_schedules WHERE id = 'think:chat-recovery'").fetchone()[0]
+        return conn.execute(query).fetchall()
     finally:
         conn.close()
+
+
+def _stored(db: Path) -> tuple[list[dict[str, object]], int, int]:
+    messages = [json.loads(b) for (b,) in _rows(db, "SELECT body FROM think_messages")]
+    [(fibers,)] = _rows(db, "SELECT count(*) FROM think_chat_fibers")
+    [(wakes,)] = _rows(db, "SELECT count(*) FROM think_schedules WHERE id = 'think:chat-recovery'")
     return messages, fibers, wakes
 
 
@@ -102,18 +108,10 @@ async def test_a_turn_killed_again_during_its_recovery_still_finishes_once(tmp_p
     db = next(data.glob("crashy/twice*.db"))
 
     def attempts() -> list[int]:
-        conn = sqlite3.connect(db)
-        try:
-            return [a for (a,) in conn.execute("SELECT attempt FROM think_chat_fibers")]
-        finally:
-            conn.close()
+        return [a for (a,) in _rows(db, "SELECT attempt FROM think_chat_fibers")]
 
     def recovery_streams() -> int:
-        conn = sqlite3.connect(db)
-        try:
-            return int(conn.execute("SELECT count(DISTINCT request_id) FROM think_stream_chunks").fetchone()[0])
-        finally:
-            conn.close()
+        return int(_rows(db, "SELECT count(DISTINCT request_id) FROM think_stream_chunks")[0][0])
 
     assert attempts() == [0]
     for restart in (1, 2):  # the recovery turn is killed too, once it has streamed
