@@ -11,6 +11,7 @@ from think.messages import ToolPart
 from think.recovery import RecoveryDecision
 from think.recovery.engine import DECLINED_TEXT
 from think.testing.models import ScriptedModel, call
+from think.tools.tool import client_tool
 
 START = {"type": "start", "messageId": "m1"}
 HEL = [START, {"type": "start-step"}, {"type": "text-start", "id": "t0"},
@@ -144,6 +145,36 @@ async def test_a_pending_approval_parks_recovery_without_spending_budget(data_di
         assert await agent.wait_until_stable(timeout=5)
         assert RUNS == {"delete_all": 1}
         assert texts(agent.messages)[-1][1].endswith("Deleted.")
+
+
+async def test_a_pending_client_tool_of_get_tools_parks_and_the_clients_answer_finishes(data_dir: Path) -> None:
+    """A crash while a `client_tool(...)` declared in `get_tools()` waits for the browser and a
+    server tool runs: recovery parks (the client still owes its answer; no budget is spent), the
+    server's call follows its policy (`lookup` reruns), and the client's answer finishes the turn."""
+
+    class WithBrowserTool(Recoverable):
+        def get_tools(self) -> list:  # type: ignore[type-arg]
+            return [*super().get_tools(), client_tool("pick_color", description="The browser asks.")]
+
+    reset(WithBrowserTool, ScriptedModel(["Blue it is."]))
+    chunks = [START, {"type": "start-step"},
+              {"type": "tool-input-available", "toolCallId": "c1", "toolName": "pick_color", "input": {}},
+              {"type": "tool-input-available", "toolCallId": "c2", "toolName": "lookup", "input": {"query": "x"}}]
+    await leave_interrupted(WithBrowserTool, data_dir, chunks, attempt=10)  # even with no budget left
+    async with open_agent(WithBrowserTool, "r", data_dir=data_dir) as agent:
+        assert [o.action for o in agent.recovery.outcomes] == ["parked"]
+        assert agent.has_pending_interaction()
+        assert await agent.wait_until_stable(timeout=0.2) is False  # the browser owes the answer
+        parts = {p.tool_call_id: p for p in agent.messages[-1].tool_parts}
+        assert parts["c1"].state == "input-available" and parts["c2"].state == "approval-responded"
+        assert WithBrowserTool.exhausted == [] and agent.streams.terminal is None
+        await agent.add_tool_result("c1", "blue", auto_continue=True)
+        assert await agent.wait_until_stable(timeout=5)
+        parts = {p.tool_call_id: p for m in agent.messages for p in m.tool_parts}
+        assert (parts["c1"].state, parts["c1"].output) == ("output-available", "blue")
+        assert (parts["c2"].state, parts["c2"].output) == ("output-available", "found x")
+        assert RUNS == {"lookup": 1}
+        assert texts(agent.messages)[-1][1].endswith("Blue it is.")
 
 
 async def test_a_finished_turn_leaves_no_fiber_and_stash_is_kept_while_it_runs(data_dir: Path) -> None:

@@ -68,3 +68,26 @@ def test_var_args_and_bad_names_are_configuration_errors() -> None:
         tool(varargs)
     with pytest.raises(ConfigurationError, match="not valid"):
         Tool(name="has space")
+
+
+def test_one_rule_says_which_calls_the_client_answers() -> None:
+    from think.messages import Message, ToolPart
+    from think.tools.tool import client_tool, is_client_call, waits_for_answer
+
+    @tool
+    def server_side() -> str:
+        """Runs here."""
+        return "ok"
+
+    tools = {"server_side": server_side, "declared": client_tool("declared")}
+    assert not is_client_call("server_side", tools)
+    assert is_client_call("declared", tools)  # a client tool among the agent's own tools
+    assert is_client_call("registered_by_browser", tools)  # no tool of that name here
+
+    def waiting(name: str, state: str) -> Message:
+        return Message(id="m", role="assistant", parts=[ToolPart(type=f"tool-{name}", tool_call_id="c", state=state)])
+
+    assert waits_for_answer(waiting("declared", "input-available"), tools)
+    assert waits_for_answer(waiting("server_side", "approval-requested"), tools)
+    assert not waits_for_answer(waiting("server_side", "input-available"), tools)  # it runs (or ran) here
+    assert not waits_for_answer(waiting("declared", "output-available"), tools)

@@ -231,3 +231,25 @@ async def test_cancel_chat_stops_one_turn(data_dir: Path) -> None:
             assert agent.cancel_chat(results[0].request_id)
         assert results[-1].status == "aborted"
         assert not agent.cancel_chat(results[0].request_id)
+
+
+async def test_a_client_tool_among_the_agents_own_tools_is_pending_until_the_client_answers(data_dir: Path) -> None:
+    """`client_tool(...)` in `get_tools()` (no `execute`): its call waits for the client as one the
+    browser registered does."""
+
+    class DeclaresBrowserTool(Chatty):
+        model = ScriptedModel([call("ask_browser"), "Blue it is."])
+
+        def get_tools(self) -> list[Any]:
+            return [dangerous, client_tool("ask_browser", description="The browser answers.")]
+
+    async with open_agent(DeclaresBrowserTool, "declared", data_dir=data_dir) as agent:
+        await agent.save_messages(["browser, please"])
+        [part] = agent.messages[-1].tool_parts
+        assert (part.name, part.state) == ("ask_browser", "input-available")
+        assert agent.has_pending_interaction()
+        assert not await agent.wait_until_stable(timeout=0.05)
+        await agent.add_tool_result(part.tool_call_id, "blue", auto_continue=True)
+        assert await agent.wait_until_stable(timeout=5)
+        assert not agent.has_pending_interaction()
+        assert agent.messages[-1].text.endswith("Blue it is.")

@@ -48,7 +48,7 @@ from think.context.convert import INTERRUPTED_TOOL_TEXT
 from think.messages import JSONObject, Message, TextPart, ToolApproval, ToolPart
 from think.recovery.store import Fiber, FiberStore, now
 from think.stream.fanout import Recovering, TurnFailed
-from think.tools.tool import Tool, client_tool
+from think.tools.tool import Tool, client_tool, is_client_call, waits_for_answer
 from think.turns.turn import TurnRequest
 
 if TYPE_CHECKING:
@@ -380,6 +380,9 @@ class ChatRecovery:
         if partial is not None and info is not None and info.message_id not in (None, partial.id) and not units:
             partial = history[-1]  # an earlier reply (a continuation without content): continue it
         if self._pending_interaction(session, partial):
+            # The server's own calls the crash cut off follow their policy (the continuation that
+            # the person's or the client's answer starts runs `rerun` ones first); the row goes.
+            self._settle_tools(session, partial, rerun=True)
             self.store.delete(rid)
             await self._publish(fiber, Recovering(fiber.root_request_id, False))
             self._note(RecoveryOutcome(rid, "parked", fiber.attempt))
@@ -485,11 +488,7 @@ class ChatRecovery:
         return bool(answer)
 
     def _pending_interaction(self, session: Session, partial: Message | None) -> bool:
-        if partial is None:
-            return False
-        server = self.agent.all_tools()
-        return any(p.state == "approval-requested" or (p.state == "input-available" and p.name not in server)
-                   for p in partial.tool_parts)
+        return partial is not None and waits_for_answer(partial, self.agent.all_tools())
 
     def _settle_tools(self, session: Session, partial: Message | None, *, rerun: bool) -> None:
         """In-flight calls of the partial: `rerun` ones become approved calls the continuation runs
@@ -499,11 +498,11 @@ class ChatRecovery:
         server = self.agent.all_tools()
         changed = False
         for part in partial.tool_parts:
-            tool = server.get(part.name)
             in_flight = part.state in ("input-available", "input-streaming") or (
                 part.state == "approval-responded" and part.approval is not None and bool(part.approval.approved))
-            if not in_flight or tool is None:
-                continue
+            if not in_flight or is_client_call(part.name, server):
+                continue  # a client's call waits for the client, whatever happened here
+            tool = server[part.name]
             if rerun and tool.recovery == "rerun" and part.state != "input-streaming":
                 part.state = "approval-responded"
                 part.approval = ToolApproval(id=f"recovery-{part.tool_call_id}", approved=True, is_automatic=True)

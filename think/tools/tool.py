@@ -290,6 +290,21 @@ def client_tool(name: str, *, description: str = "", input_schema: JSONObject | 
                 input_schema=input_schema or {"type": "object", "properties": {}})
 
 
+def is_client_call(name: str, tools: Mapping[str, Tool]) -> bool:
+    """A call of the tool `name` is answered by the client, not run here: no tool of the turn
+    has that name (the browser registered it), or the one that has it has no `execute`
+    (`client_tool(...)`). The one rule for "is this a client tool" everywhere."""
+    found = tools.get(name)
+    return found is None or found.is_client_tool
+
+
+def waits_for_answer(message: Message, tools: Mapping[str, Tool]) -> bool:
+    """True if an assistant message waits for a person or a client: a call asking for approval,
+    or a client tool call (`is_client_call`) without its output."""
+    return any(p.state == "approval-requested" or (p.state == "input-available" and is_client_call(p.name, tools))
+               for p in message.tool_parts)
+
+
 ToolsLike: TypeAlias = Sequence[Tool] | Mapping[str, Tool] | None
 
 

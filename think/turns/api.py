@@ -16,7 +16,7 @@ import anyio
 
 from think.errors import ProtocolError, TurnError
 from think.messages import JSONObject, Message
-from think.tools.tool import Tool
+from think.tools.tool import Tool, waits_for_answer
 from think.turns import callbacks
 from think.turns.callbacks import MessageLike, to_message
 from think.turns.continuation import ToolAnswer
@@ -164,9 +164,7 @@ class TurnAPI:
         last = next((m for m in reversed(history) if m.role == "assistant"), None)
         if last is None:
             return False
-        server_tools = self._think.all_tools()
-        return any(p.state == "approval-requested" or (p.state == "input-available" and p.name not in server_tools)
-                   for p in last.tool_parts)
+        return waits_for_answer(last, self._think.all_tools())
 
     async def wait_until_stable(self, *, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """Wait until no turn runs or waits, no submission is unfinished and nothing waits for a
