@@ -1,4 +1,4 @@
-"""Shared fixtures: a scripted agent class and a data directory per test."""
+"""Shared fixtures: a data directory per test, and the bash sandbox's programs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.system_tools import hidden, missing
+from think.sandbox.bwrap import SandboxUnavailable, find_tools
+
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
+
+
+@pytest.fixture
+def bubblewrap() -> None:
+    """The bash sandbox's programs (bubblewrap, prlimit, …): skips without them, fails under CI."""
+    try:
+        if hidden("bwrap"):
+            raise SandboxUnavailable("the bash sandbox needs bwrap (Debian packages: bubblewrap)")
+        find_tools()
+    except SandboxUnavailable as exc:
+        missing(str(exc))

@@ -1,9 +1,8 @@
 """Fixtures for the npm-client conformance tests: Node, the pinned npm packages, a live server.
 
 `node_modules` is installed with `npm ci --ignore-scripts` from the committed lock file when it is
-missing or does not match the pins in package.json. A missing Node or npm, or a failed install,
-fails the tests loudly: driving the server with the real JavaScript clients is an acceptance
-criterion, so these tests are never skipped.
+missing or does not match the pins in package.json. A failed install fails the tests loudly; a
+missing Node or npm skips them with the reason, and fails them under CI (`tests.system_tools`).
 
 The scenarios all run in ONE Node process (`drive.mjs`, each browser tab a worker thread) against
 ONE uvicorn server on 127.0.0.1; every scenario uses its own agent instance. The run happens once
@@ -15,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ import pytest
 
 from tests.chat.live_server import serve_in_thread
 from tests.node.agents import NodeChat
+from tests.system_tools import need
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
 
@@ -37,11 +36,7 @@ RUN_TIMEOUT = 180
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"`{name}` is not on PATH: the npm client conformance tests need Node.js {MIN_NODE}+ and npm",
-                    pytrace=False)
-    return path
+    return need(name, purpose=f"the npm client conformance tests (Node.js {MIN_NODE}+ and npm)")
 
 
 def _pins() -> dict[str, str]:

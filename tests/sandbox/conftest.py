@@ -11,17 +11,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from think.sandbox.bwrap import SandboxUnavailable, find_tools
 from think.storage import Database
 from think.workspace import Workspace
 
-try:
-    find_tools()
-    _missing = ""
-except SandboxUnavailable as exc:  # pragma: no cover - CI installs bubblewrap
-    _missing = str(exc)
-
-needs_sandbox = pytest.mark.skipif(bool(_missing), reason=_missing or "bubblewrap is available")
+needs_sandbox = pytest.mark.usefixtures("bubblewrap")
+"""Skips a test without bubblewrap, fails it under CI (the `bubblewrap` fixture in tests/conftest.py)."""
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and the tmpfs need root")
 
 

@@ -185,11 +185,11 @@ async def test_a_malformed_skill_fails_the_turn_and_loses_nothing(tmp_path: Path
         assert [m.text for m in agent.messages] == ["an earlier message", "hello"]
 
 
+@pytest.mark.usefixtures("bubblewrap")
 async def test_by_default_scripts_run_in_the_sandbox(tmp_path: Path, data_dir: Path) -> None:
     from think.skills.sandbox import sandbox_runner_if_available
 
-    if sandbox_runner_if_available() is None:
-        pytest.skip("bubblewrap is not available here")
+    assert sandbox_runner_if_available() is not None
 
     class Sandboxed(Think):
         model = ScriptedModel([[call("run_skill_script", name="pdf-tools", path="scripts/count.py",

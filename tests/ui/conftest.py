@@ -2,8 +2,8 @@
 
 The driver (`drive.mjs`, playwright-core from npm) runs the page in the Debian `chromium`; no
 browser is ever downloaded. `node_modules` here is installed with `npm ci` from the committed
-lock file when it is missing or stale. A missing Node, npm, Chromium or built page fails the
-tests loudly: the UI is part of the acceptance criteria, so these tests are never skipped.
+lock file when it is missing or stale. A missing Node, npm or Chromium skips them with the reason
+(and fails them under CI, see `tests.system_tools`); a missing built page always fails them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
+from tests.system_tools import need
 from think import __version__
 from think.runtime.agent import Agent
 from think.server import create_app
@@ -40,10 +40,7 @@ SCREENSHOTS = Path(os.environ.get("THINK_UI_SCREENSHOTS", Path(tempfile.gettempd
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"`{name}` is not on PATH: the chat page tests need Node.js and npm", pytrace=False)
-    return path
+    return need(name, purpose="the chat page tests")
 
 
 def _pinned() -> str:
@@ -104,9 +101,7 @@ class Browser:
 def browser() -> Browser:
     """The driver, with `npm ci` run in tests/ui when its node_modules is missing or stale."""
     node = _tool("node")
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium, or set "
-                    "THINK_TEST_CHROMIUM)", pytrace=False)
+    need("chromium", path=CHROMIUM, purpose="the chat page tests")
     if not (DIST / "index.html").exists():
         pytest.fail("think/web/dist is missing: build the page with `cd web && npm ci && npm run build`",
                     pytrace=False)

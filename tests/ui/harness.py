@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.system_tools import need
 from tests.ui.conftest import CHROMIUM
 
 HERE = Path(__file__).parent
@@ -58,9 +59,8 @@ def _web_modules_match_lock() -> bool:
 
 def build_harness() -> Path:
     """`harness/dist`, rebuilt when a source (or web/'s lock file) changed."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.fail("Node.js and npm are needed for the protocol conformance tests", pytrace=False)
+    purpose = "the protocol conformance tests in Chromium"
+    node, npm = need("node", purpose=purpose), need("npm", purpose=purpose)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()
     stamp = HARNESS / "dist" / ".sources"
     if stamp.exists() and stamp.read_text() == digest and (HARNESS / "dist" / "index.html").exists():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.system_tools import need
 from think.web import DIST
 
 WEB = Path(__file__).parents[2] / "web"
@@ -38,9 +39,9 @@ def _installed_matches_lock() -> bool:
 
 @pytest.fixture(scope="module")
 def web_modules() -> Path:
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
-        pytest.fail("Node.js and npm are needed to check the built page against web/", pytrace=False)
+    purpose = "checking the built page against web/"
+    need("node", purpose=purpose)
+    npm = need("npm", purpose=purpose)
     if not _installed_matches_lock():
         _run([npm, "ci", "--no-audit", "--no-fund"], WEB)
     return WEB / "node_modules"
