@@ -104,14 +104,20 @@ def test_a_network_blip_on_the_same_page_resumes(open_tab: OpenTab, server: str)
 
 
 def test_a_second_tab_opened_mid_stream_joins_the_live_stream(open_tab: OpenTab, server: str) -> None:
+    # The reply is held mid-stream until the second tab shows its first half: however slow the
+    # machine is at opening a tab, the second one joins a stream that is still running.
     first = open_tab("a", "join")
-    first.eval("harness.send('slow 30')")
-    first.wait("harness.texts().join('').includes('w05')")
+    first.eval("harness.send('gated join')")
+    first.wait("harness.texts().join('').includes('Gated: held')")
     second = open_tab("b", "join")
-    second.wait("harness.texts().join('').includes('w30')")
+    second.wait("harness.texts().join('').includes('Gated: held')")
+    httpx.post(f"{server}agents/protocol-chat/join/gate", timeout=10).raise_for_status()
+    first.wait("harness.texts().join('').includes('held open')")
+    second.wait("harness.texts().join('').includes('held open')")
     first.settled()
     second.settled()
-    assert first.texts() == second.texts() == texts(saved(server, "join")) == ["user: slow 30", SLOW_30]
+    expected = ["user: gated join", "assistant: Gated: held open"]
+    assert first.texts() == second.texts() == texts(saved(server, "join")) == expected
     assert second.received("cf_agent_stream_resuming")
 
 
