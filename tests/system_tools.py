@@ -48,7 +48,7 @@ def need(name: str, *, purpose: str, path: str | Path | None = None) -> str:
     if hidden(name):
         found = None
     elif path is not None:
-        found = str(path) if Path(path).exists() else None
+        found = str(path) if Path(path).is_file() and os.access(path, os.X_OK) else None
     else:
         found = shutil.which(name)
     if found is None:

@@ -81,6 +81,7 @@ def count(n: int) -> Any:
     return lambda client: len(client.workspace_changes) >= n
 
 
+@pytest.mark.usefixtures("bubblewrap")
 async def test_tool_bash_and_code_changes_reach_the_sender_and_a_second_tab(open_tab: Any) -> None:
     frames_a: list[ServerFrame] = []
     frames_b: list[ServerFrame] = []
