@@ -83,7 +83,8 @@ class CrashModel:
 
 
 class Crashy(Think):
-    chat_recovery = ChatRecoveryPolicy(wake_after=float(os.environ.get("THINK_TEST_WAKE_AFTER", "10")))
+    chat_recovery = ChatRecoveryPolicy(wake_after=float(os.environ.get("THINK_TEST_WAKE_AFTER", "10")),
+                                       backoff=float(os.environ.get("THINK_TEST_BACKOFF", "0.5")))
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)

@@ -362,7 +362,11 @@ class ChatRecovery:
             self._note(RecoveryOutcome(rid, "skipped", fiber.attempt, "session is gone"))
             return
         info = agent.streams.get(rid)
-        if not stalled and info is not None and info.status in ("completed", "aborted", "error"):
+        # A spent row (`counted`) is a recovery that was decided and had not begun its turn when
+        # the process stopped (in its backoff, say): its stream is known to be cut off, whatever
+        # became of it since (a client ACKed its replay, which marks it delivered). Only a row
+        # never looked at can belong to a turn that ended with just the row's delete lost.
+        if not stalled and not fiber.counted and info is not None and info.status in ("completed", "aborted", "error"):
             self.store.delete(rid)  # it ended; only the row's delete was lost
             self._note(RecoveryOutcome(rid, "ended", fiber.attempt))
             return
