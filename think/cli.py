@@ -80,7 +80,6 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
     """
-    import anyio
     import uvicorn
     from rich.console import Console
 
@@ -89,7 +88,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     console = Console(stderr=True)
     classes = load_agent_classes(targets)
     with console.status("Starting: resolving the model…"):
-        model_label = anyio.run(_model_label, classes, data_dir)
+        model_label = _model_label(classes)
     app = create_app(agents=classes, data_dir=data_dir, ui=ui)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"[bold]think[/bold] {__version__}  ·  model: [bold]{model_label}[/bold]")
@@ -117,19 +116,18 @@ def chat(url: str, plain: bool | None) -> None:
     sys.exit(run_chat(url, plain=plain))
 
 
-async def _model_label(classes: list[type[Any]], data_dir: str | None) -> str:
+def _model_label(classes: list[type[Any]]) -> str:
+    """The models of the chat agent classes, found without waking any agent (see `model_of`)."""
     from think.agent import Think
-    from think.runtime.embedded import shared_runtime
+    from think.models.of_agent import model_of
 
     labels = []
     for cls in classes:
         if issubclass(cls, Think):
-            async with shared_runtime(data_dir).lease(cls, "default") as agent:
-                model = agent.resolve_model(agent.get_model())
-                label = model.model_id
-                if label == "demo":
-                    label = "demo (offline demo model: set THINK_MODEL for a real one)"
-                labels.append(label)
+            label = model_of(cls).model_id
+            if label == "demo":
+                label = "demo (offline demo model: set THINK_MODEL for a real one)"
+            labels.append(label)
     return ", ".join(dict.fromkeys(labels)) or "none"
 
 

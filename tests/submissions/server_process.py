@@ -45,6 +45,28 @@ def serve_process(app: str, env: dict[str, str], *, ready_path: str) -> Iterator
     process = subprocess.Popen(command, cwd=ROOT, pass_fds=(sock.fileno(),),
                                env={**os.environ, "PYTHONPATH": str(ROOT), **env})
     sock.close()
+    with _running(process, port, ready_path) as server:
+        yield server
+
+
+@contextmanager
+def think_serve_process(targets: list[str], env: dict[str, str], *, ready_path: str,
+                        port: int | None = None) -> Iterator[ServerProcess]:
+    """Run the real `think serve TARGETS` (on `port`, default a free one) until the block ends."""
+    if port is None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+    command = [sys.executable, "-m", "think.cli", "serve", *targets, "--host", "127.0.0.1", "--port", str(port),
+               "--no-ui"]
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **env})
+    with _running(process, port, ready_path) as server:
+        yield server
+
+
+@contextmanager
+def _running(process: subprocess.Popen[bytes], port: int, ready_path: str) -> Iterator[ServerProcess]:
     server = ServerProcess(process, port)
     try:
         deadline = time.monotonic() + 30

@@ -7,6 +7,7 @@ migration table: no transcript is read until it is needed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -45,6 +46,8 @@ class EmbeddedRuntime:
         self._leases: dict[Key, int] = {}
         self._last_used: dict[Key, float] = {}
         self._starting: dict[Key, anyio.Event] = {}
+        self._loops: dict[Key, asyncio.AbstractEventLoop] = {}
+        """The event loop each live instance started on (its tasks run there)."""
         self.clock: Callable[[], float] = time.time
         """Wall-clock time for schedules (tests may replace it)."""
         self._classes: dict[str, type[Agent]] = {}
@@ -122,7 +125,7 @@ class EmbeddedRuntime:
         check_agent_name(name)
         key: Key = (cls, name)
         while True:
-            if (agent := self._live.get(key)) is not None:
+            if (agent := self._live.get(key)) is not None and not self._left_behind(key):
                 self._last_used[key] = time.monotonic()
                 return agent  # type: ignore[return-value]
             if (starting := self._starting.get(key)) is not None:
@@ -142,11 +145,31 @@ class EmbeddedRuntime:
                 db.close()
                 raise
             self._live[key] = instance
+            self._loops[key] = asyncio.get_running_loop()
             self._last_used[key] = time.monotonic()
             return instance
         finally:
             del self._starting[key]
             event.set()
+
+    def _left_behind(self, key: Key) -> bool:
+        """An instance is bound to the event loop it started on. One whose loop has ended (a
+        script's `anyio.run` that leased it, then returned while its recovery waited out a
+        backoff) has lost its tasks with that loop: it is dropped, its database closed, and the
+        next use starts the agent again, which picks up every durable record it left (fibers,
+        submissions, schedules). Nothing is half-done in memory only."""
+        loop = self._loops.get(key)
+        if loop is None or loop is asyncio.get_running_loop():
+            return False
+        if loop.is_running():
+            raise ConfigurationError(f"{key[0].__name__} {key[1]!r} is live on another event loop; "
+                                     "use one runtime per event loop")
+        agent = self._live.pop(key)
+        del self._loops[key]
+        self._last_used.pop(key, None)
+        agent.db.close()
+        log.info("%s %r was left live by an event loop that has ended; it starts again", key[0].__name__, key[1])
+        return True
 
     @asynccontextmanager
     async def lease(self, cls: type[A], name: str) -> AsyncIterator[A]:
@@ -171,6 +194,7 @@ class EmbeddedRuntime:
         if not self._idle(key):
             return False
         agent = self._live.pop(key)
+        self._loops.pop(key, None)
         self._last_used.pop(key, None)
         await agent._hibernate()
         return True
@@ -196,7 +220,10 @@ class EmbeddedRuntime:
     async def close(self) -> None:
         for key in list(self._live):
             agent = self._live.pop(key)
-            await agent._hibernate()
+            if self._loops.pop(key, None) in (None, asyncio.get_running_loop()):
+                await agent._hibernate()
+            else:  # its loop has ended, and its tasks with it
+                agent.db.close()
         self._last_used.clear()
         if self._alarms is not None:
             self._alarms.close()

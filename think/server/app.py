@@ -31,6 +31,7 @@ from starlette.websockets import WebSocket
 from think._version import __version__
 from think.agent import Think
 from think.errors import ConfigurationError
+from think.models.of_agent import model_of
 from think.protocol.codec import encode_message_list
 from think.protocol.frames import ProtocolErrorFrame
 from think.runtime.agent import Agent
@@ -235,7 +236,7 @@ class _AgentServer:
         return result
 
 
-def _ui_info(classes: list[type[Agent]], runtime: AgentRuntime, prefix: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+def _ui_info(classes: list[type[Agent]], prefix: str) -> Callable[[], Awaitable[dict[str, Any]]]:
     """`GET /_think/info` for the web UI: the agents, and the model of the first chat agent."""
     model: list[str] = []
 
@@ -244,9 +245,7 @@ def _ui_info(classes: list[type[Agent]], runtime: AgentRuntime, prefix: str) -> 
         if chat is None:
             return "none"
         try:
-            async with runtime.lease(chat, "default") as agent:
-                assert isinstance(agent, Think)
-                return agent.resolve_model(agent.get_model()).model_id
+            return model_of(chat).model_id  # no agent is woken to describe it
         except Exception as exc:  # the page shows it; chatting will report the error in full
             return f"unavailable ({type(exc).__name__})"
 
@@ -333,7 +332,7 @@ def create_app(
     if ui:
         from think.web import web_routes  # only servers with the UI load it
 
-        routes = [*web_routes(_ui_info(list(classes.values()), registry.runtime, base.lstrip("/"))), *routes]
+        routes = [*web_routes(_ui_info(list(classes.values()), base.lstrip("/"))), *routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.registry = registry
     app.state.runtime = registry.runtime
