@@ -5,6 +5,10 @@ logs `start <call id>` / `end <call id>` to `THINK_TEST_TOOLS` around a short sl
 answer `Answer to <q>: w0 … w15 END.`, a word every 30 ms. Continuing a cut answer it streams only
 the words still missing, as a model given the partial would.
 
+`Jobs` takes questions as durable submissions and calls a `rerun` tool (`fetch`) beside `record`;
+`Asker` calls its own client tool `ask_user` beside `record`. While the file `THINK_TEST_GATE`
+names exists, `record` and `fetch` hold after logging their start, so a test kills them mid-run.
+
 `Boss` hands every question to a `Crashy` child (an agent tool) and answers `Summary: <its
 answer>`. `THINK_TEST_WAKE_AFTER` sets the keep-alive alarm's horizon (seconds).
 """
@@ -19,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from think import Think, agent_tool, tool
+from think import Think, agent_tool, callable, client_tool, tool
 from think.models.base import AssistantMessage, ModelRequest, TextContent, ToolCallContent, ToolMessage, UserMessage
 from think.models.events import Finish, StreamEvent, TextDelta, ToolCallReady, ToolCallStart
 from think.recovery import ChatRecoveryPolicy
@@ -42,17 +46,44 @@ def _log(line: str) -> None:
             os.fsync(out.fileno())
 
 
+async def _held() -> None:
+    """While the file `THINK_TEST_GATE` names exists, a tool holds (a test kills the process then)."""
+    gate = os.environ.get("THINK_TEST_GATE")
+    while gate and await anyio.Path(gate).exists():  # noqa: ASYNC110 - the test process removes the file
+        await anyio.sleep(0.01)
+
+
 @tool
 async def record(ctx: ToolContext, query: str) -> str:
     """Look something up (slowly)."""
     _log(f"start {ctx.tool_call_id}")
+    await _held()
     await anyio.sleep(0.15)
     _log(f"end {ctx.tool_call_id}")
     return f"noted {query}"
 
 
+@tool(recovery="rerun")
+async def fetch(ctx: ToolContext, query: str) -> str:
+    """Fetch a page (read-only: safe to run again after a crash)."""
+    _log(f"start {ctx.tool_call_id} fetch")
+    await _held()
+    _log(f"end {ctx.tool_call_id} fetch")
+    return f"fetched {query}"
+
+
+ask_user = client_tool("ask_user", description="Ask the person at the browser.",
+                       input_schema={"type": "object", "properties": {"query": {"type": "string"}}})
+"""Declared among an agent's own tools (no `execute`): the browser answers it."""
+
+
 class CrashModel:
+    """Calls `tools` (in one step, in this order) with the question, then answers it."""
+
     model_id = "crash"
+
+    def __init__(self, tools: tuple[str, ...] = ("record",)) -> None:
+        self.tools = tools
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         messages = list(request.messages)
@@ -67,9 +98,10 @@ class CrashModel:
         if not called and not any(isinstance(m, ToolMessage) for m in after):
             if PREFACE.strip() not in said:
                 yield TextDelta(PREFACE)
-            call_id = f"call-{os.urandom(4).hex()}"
-            yield ToolCallStart(call_id, "record")
-            yield ToolCallReady(call_id, "record", json.dumps({"query": question}))
+            for name in self.tools:
+                call_id = f"call-{os.urandom(4).hex()}"
+                yield ToolCallStart(call_id, name)
+                yield ToolCallReady(call_id, name, json.dumps({"query": question}))
             yield Finish("tool-calls")
             return
         full = answer(question)
@@ -113,3 +145,31 @@ class Boss(Think):
 
     def get_tools(self) -> list:  # type: ignore[type-arg]
         return [agent_tool(Crashy, description="Look into a question.")]
+
+
+class Jobs(Crashy):
+    """Takes questions as durable submissions (`submit`, an RPC method); each calls `fetch` (rerun
+    on recovery) and `record` (reported) in one step."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = CrashModel(("fetch", "record"))
+
+    def get_tools(self) -> list:  # type: ignore[type-arg]
+        return [fetch, record]
+
+    @callable
+    async def submit(self, question: str) -> str:
+        accepted = await self.submit_messages([question], idempotency_key=question)
+        return accepted.submission_id
+
+
+class Asker(Crashy):
+    """Asks the browser (`ask_user`, a client tool of its own) while `record` runs."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = CrashModel(("ask_user", "record"))
+
+    def get_tools(self) -> list:  # type: ignore[type-arg]
+        return [record, ask_user]

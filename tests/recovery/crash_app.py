@@ -11,11 +11,11 @@ import random
 import signal
 from pathlib import Path
 
-from tests.recovery.crash_agents import Boss, Crashy
+from tests.recovery.crash_agents import Asker, Boss, Crashy, Jobs
 from think.server import create_app
 from think.stream.resumable import LiveStream, ResumableStreams
 
-app = create_app([Crashy, Boss], data_dir=os.environ["THINK_DATA_DIR"], idle_timeout=60)
+app = create_app([Crashy, Boss, Jobs, Asker], data_dir=os.environ["THINK_DATA_DIR"], idle_timeout=60)
 
 
 def _die() -> int:

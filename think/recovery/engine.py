@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import orjson
 
-from think.context.convert import INTERRUPTED_TOOL_TEXT
-from think.messages import JSONObject, Message, TextPart, ToolApproval, ToolPart
+from think.messages import JSONObject, Message, TextPart, ToolPart
+from think.recovery.cutoff import settle_cut_off_calls
 from think.recovery.store import Fiber, FiberStore, now
 from think.stream.fanout import Recovering, TurnFailed
-from think.tools.tool import Tool, client_tool, is_client_call, waits_for_answer
+from think.tools.tool import Tool, client_tool, waits_for_answer
 from think.turns.turn import TurnRequest
 
 if TYPE_CHECKING:
@@ -495,26 +495,7 @@ class ChatRecovery:
         return partial is not None and waits_for_answer(partial, self.agent.all_tools())
 
     def _settle_tools(self, session: Session, partial: Message | None, *, rerun: bool) -> None:
-        """In-flight calls of the partial: `rerun` ones become approved calls the continuation runs
-        first; the others (or all, when nothing runs again) get the "interrupted" error."""
-        if partial is None:
-            return
-        server = self.agent.all_tools()
-        changed = False
-        for part in partial.tool_parts:
-            in_flight = part.state in ("input-available", "input-streaming") or (
-                part.state == "approval-responded" and part.approval is not None and bool(part.approval.approved))
-            if not in_flight or is_client_call(part.name, server):
-                continue  # a client's call waits for the client, whatever happened here
-            tool = server[part.name]
-            if rerun and tool.recovery == "rerun" and part.state != "input-streaming":
-                part.state = "approval-responded"
-                part.approval = ToolApproval(id=f"recovery-{part.tool_call_id}", approved=True, is_automatic=True)
-            else:
-                part.state, part.error_text = "output-error", INTERRUPTED_TOOL_TEXT
-            changed = True
-        if changed:
-            session.save([partial])
+        settle_cut_off_calls(session, partial, self.agent.all_tools(), rerun=rerun)
 
     def _drop_unsettled_content(self, session: Session, partial: Message) -> Message | None:
         """`persist: False`: the partial keeps only its tool parts (settled results stay); a partial

@@ -17,7 +17,9 @@ the agent starts, rows left `running` by a process that died are recovered:
 * messages not applied yet → back to `pending`;
 * the turn had ended (its resumable stream says so) → that status (only the status was lost);
 * its reply was cut short (the restart saved the partial reply) → the reply is continued by a
-  continuation turn, as the original's chat recovery does;
+  continuation turn, as the original's chat recovery does; the tool calls the crash cut off are
+  settled by their tools' `recovery` policy first, by the code chat recovery uses
+  (`think.recovery.cutoff`: `"rerun"` ones run again at the continuation's start);
 * a reply follows and no stream says otherwise → `completed` (the crash hit between persisting
   the reply and recording the status);
 * no reply yet → back to `pending`: the turn runs again over the same messages, which are not
@@ -43,6 +45,7 @@ import orjson
 
 from think.errors import ProtocolError, StorageError
 from think.messages import Message
+from think.recovery.cutoff import settle_cut_off_calls
 from think.stream.fanout import TurnEvent, TurnFinished, TurnStarted
 from think.submissions.store import STATUSES, Submission, SubmissionStatus, SubmissionStore
 from think.turns.callbacks import MessageLike, to_message
@@ -312,6 +315,9 @@ class Submissions:
         replied = position is None or any(m.role == "assistant" for m in session.history()[position + 1:])
         if replied and stream is not None:  # the restart cut its reply short (the partial is stored)
             log.info("submission %s was interrupted mid-reply; the reply is continued", submission_id)
+            history = session.history()
+            if history[-1].role == "assistant":  # its cut-off tool calls follow their tools' policy
+                settle_cut_off_calls(session, history[-1], self.agent.all_tools(), rerun=True)
             self.store.requeue(submission_id, recovery="continue")
         elif replied:
             log.info("submission %s was answered before the process stopped", submission_id)
