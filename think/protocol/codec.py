@@ -8,6 +8,11 @@ is not JSON, has no string `type`, or has a type we do not know is *not a protoc
 fields is an `InvalidFrame`, which carries the frame's type and, when it could be read, its `id`
 so the caller can answer it.
 
+Nested values are held to one depth limit as they are parsed (`limits.py`): a state, each RPC
+argument, a tool result's output, each client tool schema and a chat request's custom body here,
+each message of a chat request's transcript when it is read. Deeper input is an `InvalidFrame`
+whose text names the limit.
+
 Server frames are encoded with orjson, in the key order the current TypeScript server uses
 (`wire-observations.md`), so captured frames and ours compare byte for byte.
 """
@@ -54,6 +59,7 @@ from think.protocol.frames import (
     ToolResult,
     WorkspaceChanged,
 )
+from think.protocol.limits import IN_PART, TooDeep, check_depth
 from think.protocol.transcript import LazyMessages
 
 MAX_ID_LENGTH = 512
@@ -189,16 +195,27 @@ def _chat_request(data: JSONObject) -> ChatRequest:
     trigger = body.pop("trigger", SUBMIT)
     tools = body.pop("clientTools", None)
     try:
-        client_tools = None if tools is None else tuple(t.value() for t in _CLIENT_TOOLS.validate_python(tools))
+        client_tools = None if tools is None else _client_tools(tools, _CLIENT_TOOLS.validate_python(tools))
+        check_depth(body, "the request body")
     except ValidationError as exc:
         raise invalid(f"clientTools{_describe(exc, prefix='')}") from exc
-    return ChatRequest(id=wire.id, messages=LazyMessages(messages),
+    except TooDeep as exc:
+        raise invalid(str(exc)) from None
+    return ChatRequest(id=wire.id, messages=LazyMessages(messages, from_client=True),
                        trigger=trigger if isinstance(trigger, str) else SUBMIT, client_tools=client_tools, body=body)
+
+
+def _client_tools(raw: list[Any], tools: list[_ClientTool]) -> tuple[ClientToolSchema, ...]:
+    """Validated client tool schemas, each within the depth limit (`raw` is their JSON)."""
+    for index, entry in enumerate(raw):
+        check_depth(entry, f"clientTools[{index}]")
+    return tuple(t.value() for t in tools)
 
 
 def _tool_result(data: JSONObject) -> ToolResult:
     w = _ToolResult.model_validate(data)
-    tools = None if w.client_tools is None else tuple(t.value() for t in w.client_tools)
+    check_depth(w.output, "output", at=IN_PART)  # it becomes a field of a tool part
+    tools = None if w.client_tools is None else _client_tools(data["clientTools"], w.client_tools)
     return ToolResult(tool_call_id=w.tool_call_id, tool_name=w.tool_name, output=w.output, state=w.state,
                       error_text=w.error_text, auto_continue=w.auto_continue, client_tools=tools)
 
@@ -210,7 +227,15 @@ def _tool_approval(data: JSONObject) -> ToolApproval:
 
 def _rpc(data: JSONObject) -> RpcRequest:
     w = _Rpc.model_validate(data)
+    for index, arg in enumerate(w.args):
+        check_depth(arg, f"args[{index}]")
     return RpcRequest(id=w.id, method=w.method, args=tuple(w.args))
+
+
+def _set_state(data: JSONObject) -> SetState:
+    state = _SetState.model_validate(data).state
+    check_depth(state, "state")
+    return SetState(state)
 
 
 def _resume_request(data: JSONObject) -> StreamResumeRequest:
@@ -227,7 +252,7 @@ _CLIENT_PARSERS: dict[str, Callable[[JSONObject], ClientFrame]] = {
     "cf_agent_tool_approval": _tool_approval,
     "cf_agent_stream_resume_request": _resume_request,
     "cf_agent_stream_resume_ack": lambda d: StreamResumeAck(_ResumeAck.model_validate(d).id),
-    "cf_agent_state": lambda d: SetState(_SetState.model_validate(d).state),
+    "cf_agent_state": _set_state,
     "rpc": _rpc,
 }
 
@@ -276,11 +301,11 @@ def parse_frame(text: str | bytes) -> ClientFrame:
         raise UnknownFrame(f"unknown frame type {kind[:100]!r}")
     try:
         return parser(data)
-    except ValidationError as exc:
+    except (ValidationError, TooDeep) as exc:
         frame_id = data.get("id")
         readable = isinstance(frame_id, str) and 0 < len(frame_id) <= MAX_ID_LENGTH
-        raise InvalidFrame(f"{kind}: {_describe(exc)}", frame_type=kind,
-                           frame_id=frame_id if readable else None) from exc
+        reason = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise InvalidFrame(f"{kind}: {reason}", frame_type=kind, frame_id=frame_id if readable else None) from exc
 
 
 # ---- encoding server frames ----------------------------------------------------------------------

@@ -4,7 +4,8 @@ Both directions carry whole transcripts: the stock client resends its entire his
 chat request, and the server sends it on every connect. Validating ten thousand messages costs
 far more than reading them; the reader usually needs a few (the new user message, the last
 screenful). The envelope of every message (`id`, `role`) is checked up front by the codec; the
-rest of a message is validated the first time it is read.
+rest of a message is validated the first time it is read; a transcript from a client is also
+held to the depth limit then (`limits.py`: a message may nest `MAX_DEPTH` levels).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from think.errors import ProtocolError
 from think.messages import Message
+from think.protocol.limits import TooDeep, check_depth
 
 
 class InvalidMessage(ProtocolError):
@@ -27,19 +29,23 @@ class InvalidMessage(ProtocolError):
 
 
 class LazyMessages(Sequence[Message]):
-    """Messages kept as received JSON; `self[i]` validates message `i` once (`InvalidMessage`)."""
+    """Messages kept as received JSON; `self[i]` validates message `i` once (`InvalidMessage`).
 
-    __slots__ = ("_cache", "_raw")
+    With `from_client`, a message nested deeper than the depth limit is invalid too.
+    """
 
-    def __init__(self, raw: list[Any]) -> None:
+    __slots__ = ("_cache", "_from_client", "_raw")
+
+    def __init__(self, raw: list[Any], *, from_client: bool = False) -> None:
         self._raw = raw
         self._cache: list[Message | None] = [None] * len(raw)
+        self._from_client = from_client
 
     @classmethod
     def of(cls, messages: Sequence[Message], *more: Message) -> LazyMessages:
         """`messages` followed by `more`, keeping the JSON of lazy ones as it came."""
         if isinstance(messages, LazyMessages):
-            lazy = cls([*messages._raw, *(m.to_json() for m in more)])
+            lazy = cls([*messages._raw, *(m.to_json() for m in more)], from_client=messages._from_client)
             lazy._cache[: len(messages)] = messages._cache
         else:
             lazy = cls([m.to_json() for m in (*messages, *more)])
@@ -73,10 +79,14 @@ class LazyMessages(Sequence[Message]):
             return [self[i] for i in range(*index.indices(len(self._raw)))]
         message = self._cache[index]
         if message is None:
+            position = index if index >= 0 else len(self._raw) + index
             try:
+                if self._from_client:
+                    check_depth(self._raw[index], f"messages[{position}]")
                 message = Message.model_validate(self._raw[index])
+            except TooDeep as exc:
+                raise InvalidMessage(str(exc), index=position) from None
             except ValidationError as exc:
-                position = index if index >= 0 else len(self._raw) + index
                 first = exc.errors(include_url=False)[0]
                 where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
                 raise InvalidMessage(f"messages[{position}]{where}: {first['msg']}", index=position) from exc

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from think.errors import ConfigurationError
+from think.protocol.limits import check_depth
 from think.runtime.naming import kebab_case
 from think.scheduling.schedules import MIGRATIONS as SCHEDULE_MIGRATIONS
 from think.scheduling.schedules import ScheduledTask, Schedules, When
@@ -182,8 +183,11 @@ class Agent:
     async def set_state(self, state: Any, *, source: str | None = None) -> None:
         """Persist new state, tell connected clients, then call `on_state_update`.
 
-        `state` must be JSON-serializable. `source` is the connection id that sent it, if any.
+        `state` must be JSON-serializable and nest at most `MAX_DEPTH` levels of arrays and objects
+        (`think.protocol.limits`; `TooDeep` otherwise, and nothing changes). `source` is the
+        connection id that sent it, if any.
         """
+        check_depth(state, "state")
         orjson.dumps(state)  # raises TypeError for values that cannot be stored or sent
         self.kv_set("_state", state)
         self._state, self._state_loaded = state, True

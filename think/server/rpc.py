@@ -13,7 +13,7 @@
 
 Errors are answers, never crashes: an unknown method is "Method X does not exist", a method
 without `@callable` is "Method X is not callable", and an exception raised by the method is
-sent as its message.
+sent as its message. So is a result nested deeper than the depth limit (`think.protocol.limits`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 from think.protocol.codec import encode_frame
 from think.protocol.frames import RpcRequest, RpcResponse
+from think.protocol.limits import TooDeep, check_depth
 from think.runtime.rpc import callable_info
 
 log = logging.getLogger("think.server")
@@ -35,7 +36,10 @@ Reply = Callable[[str], None]
 
 def _encode(response: RpcResponse) -> str:
     try:
+        check_depth(response.result, "The result")
         return encode_frame(response)
+    except TooDeep as exc:
+        return encode_frame(RpcResponse(id=response.id, success=False, error=str(exc)))
     except TypeError as exc:
         return encode_frame(RpcResponse(id=response.id, success=False,
                                         error=f"The result is not JSON-serializable: {exc}"))

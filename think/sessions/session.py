@@ -21,6 +21,7 @@ from think.context.blocks import BlockProvider, ContextBlock, ContextBlocks, Pro
 from think.context.tokens import TokenCounter
 from think.errors import ConfigurationError, StorageError
 from think.messages import Message
+from think.protocol.limits import check_depth
 from think.sessions.compaction import CompactFn, Compaction, CompactionErrorHandler, Compactor
 from think.sessions.hygiene import prepare_for_storage
 from think.sessions.schema import FTS_BATCH, MIGRATIONS, catch_up_index
@@ -195,7 +196,8 @@ class Session:
         The first new message hangs under `parent_id` (which must be stored in this session;
         default: the leaf). An id that is already stored is left alone with `mode="append"`
         (appending is idempotent) and has its content replaced in place with `mode="upsert"`
-        (never re-parented). Returns the messages as stored, sanitized and capped.
+        (never re-parented). Returns the messages as stored, sanitized and capped. A message nested
+        deeper than the depth limit (`think.protocol.limits`) raises `TooDeep`; nothing is written.
         """
         if mode not in ("append", "upsert"):
             raise ValueError(f"mode must be 'append' or 'upsert', not {mode!r}")
@@ -205,10 +207,14 @@ class Session:
         changed = False
         last_seq = 0
         parent_seq = None if parent_id is None or parent_id in window.index else self._seq_of(parent_id)
+        prepared: list[tuple[Message, bytes]] = []
+        for message in messages:  # checked before anything is written: all or nothing
+            clean = prepare_for_storage(message)
+            data = clean.to_json()
+            check_depth(data, f"Message {clean.id!r}")
+            prepared.append((clean, orjson.dumps(data)))
         with self.db.transaction():
-            for message in messages:
-                clean = prepare_for_storage(message)
-                body = orjson.dumps(clean.to_json())
+            for clean, body in prepared:
                 position = window.index.get(clean.id)
                 if position is not None:
                     if mode == "upsert":

@@ -30,6 +30,7 @@ from think.hooks import (
 )
 from think.messages import JSONObject, new_id
 from think.models.base import ModelMessage
+from think.protocol.limits import IN_PART, TooDeep, check_depth
 from think.tools.execute import ToolResult, run_tool
 from think.tools.tool import InvalidToolInput, Tool, ToolContext
 
@@ -84,6 +85,11 @@ async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit) -
         parsed = orjson.loads(c.raw) if c.raw.strip() else {}
     except orjson.JSONDecodeError as exc:
         c.error = f"Invalid JSON arguments for tool {c.name!r}: {exc}"
+        parsed = None
+    try:
+        check_depth(parsed, "The input", at=IN_PART)
+    except TooDeep as exc:  # kept as the raw text: the transcript must stay within the limit
+        c.error = f"Invalid input for tool {c.name!r}: {exc}"
         parsed = None
     if parsed is not None and not isinstance(parsed, dict):
         c.error = f"Arguments for tool {c.name!r} must be a JSON object, got {type(parsed).__name__}"
@@ -149,10 +155,19 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
                 ctx = replace(base_ctx, tool_call_id=c.id, tool_name=c.name)
 
                 async def preliminary(value: Any) -> None:
+                    try:
+                        check_depth(value, "A preliminary output", at=IN_PART)
+                    except TooDeep:
+                        return  # not shown; the final output decides what the call returned
                     await send({"type": "tool-output-available", "toolCallId": c.id, "output": value,
                                 "preliminary": True})
 
                 outcome = await run_tool(c.tool, arguments, ctx, on_preliminary=preliminary)
+    try:
+        if not outcome.is_error:
+            check_depth(outcome.output, "The tool's output", at=IN_PART)
+    except TooDeep as exc:  # the model and the transcript both get the error instead
+        outcome = ToolResult.failed(c.id, c.name, str(exc))
     try:  # before the output chunk, as the original orders them
         await hooks.after_tool_call(ToolCallResultContext(
             call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,

@@ -24,6 +24,7 @@ from think.hooks import ChatErrorContext, ChatErrorStage, TurnConfig, TurnContex
 from think.loop import LoopResult, run_loop
 from think.messages import JSONObject, Message
 from think.models.base import Model, ModelRequest, ModelSettings, ToolSpec
+from think.protocol.limits import chunk_within_limit
 from think.stream.fanout import ChunkEvent, Fanout, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
 from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
@@ -114,6 +115,12 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     async def emit(chunk: JSONObject) -> None:
         nonlocal seq
         stall.touch()
+        if (bounded := chunk_within_limit(chunk)) is not chunk:  # nothing too deep enters the reply
+            log.warning("turn %s: a %s chunk is nested too deeply; %s", request_id, chunk.get("type"),
+                        "dropped" if bounded is None else f"sent as {bounded['type']}")
+            if bounded is None:
+                return
+            chunk = bounded
         fold.apply(chunk)
         attachments.observe(chunk)
         if fold.cross_message:  # the output of a call made in an earlier message (an approved tool)

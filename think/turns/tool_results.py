@@ -21,6 +21,7 @@ import anyio
 
 from think.hooks import ToolCall
 from think.messages import JSONObject, Message, ToolApproval, ToolPart
+from think.protocol.limits import IN_PART, check_depth
 from think.stream.fanout import MessageChanged, TurnEvent, TurnFinished
 from think.stream.fold import apply_tool_output, normalize_input
 
@@ -138,7 +139,10 @@ class ToolUpdates:
     async def add_result(self, tool_call_id: str, *, output: Any = None, error_text: str | None = None,
                          is_error: bool = False) -> Message | None:
         """Settle a waiting call with its output (or an error); the updated message, or None when
-        no part of that id waits for a result."""
+        no part of that id waits for a result. An output nested deeper than a part's field may be
+        (`think.protocol.limits`) raises `TooDeep`, and nothing changes."""
+        if not is_error:
+            check_depth(output, "The output", at=IN_PART)
 
         def change(message: Message, index: int) -> None:
             set_result(message, index, output=output, error_text=error_text, is_error=is_error)

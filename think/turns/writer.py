@@ -19,6 +19,7 @@ from typing import Any
 
 from think.errors import ProtocolError
 from think.messages import JSONObject, new_id
+from think.protocol.limits import IN_PART, check_depth
 
 Emit = Callable[[JSONObject], Awaitable[None]]
 
@@ -43,10 +44,12 @@ async def write_data(agent: object, name: str, data: Any, *, id: str | None = No
     """Add a `data-<name>` part to `agent`'s running turn; False when this code runs in none.
 
     A part with an `id` replaces the earlier part of the same name and id (a progress bar that
-    moves); `transient` parts reach clients (`onData`) but not the stored reply.
+    moves); `transient` parts reach clients (`onData`) but not the stored reply. `data` nested
+    deeper than a part's field may be (`think.protocol.limits`) raises `TooDeep`.
     """
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
         raise ProtocolError(f"a data part name is a non-empty word, not {name!r}")
+    check_depth(data, f"The data of data-{name}", at=IN_PART)
     emit = in_turn_writer(agent)
     if emit is None:
         return False
