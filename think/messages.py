@@ -152,11 +152,13 @@ class ToolPart(_Wire):
     the rest. The server also stores `tool_name` on static parts, as Think does.
     """
 
+    # Fields in the order the original writes a part's keys (a stored part matches it byte for byte).
     type: Annotated[str, Field(pattern=r"^(tool-.+|dynamic-tool)$")]
     tool_call_id: str
-    state: ToolState
     tool_name: str | None = None
+    state: ToolState
     input: JSONValue = None
+    approval: ToolApproval | None = None
     output: JSONValue = None
     error_text: str | None = None
     raw_input: JSONValue = None
@@ -166,7 +168,6 @@ class ToolPart(_Wire):
     call_provider_metadata: JSONObject | None = None
     result_provider_metadata: JSONObject | None = None
     preliminary: bool | None = None
-    approval: ToolApproval | None = None
 
     @property
     def name(self) -> str:

@@ -129,7 +129,7 @@ async def test_an_approval_runs_the_tool_and_a_denial_reaches_the_model(tool_con
         assert client.messages[-1].text.startswith("Done: The user denied this tool call")
 
 
-async def test_answers_for_unknown_or_settled_calls_change_nothing(tool_connect: Connect) -> None:
+async def test_answers_for_unknown_calls_are_refused_and_change_nothing(tool_connect: Connect) -> None:
     async with tool_connect("stale") as client:
         await (await client.send_chat("hello"))
         before = [m.to_json() for m in await client.get_messages()]
@@ -137,7 +137,9 @@ async def test_answers_for_unknown_or_settled_calls_change_nothing(tool_connect:
         await client.send(ToolApproval(tool_call_id="nope", approved=True, auto_continue=True))
         assert (await client.call("open_gate")) is None  # a round trip: both frames were handled
         assert [m.to_json() for m in await client.get_messages()] == before
-        assert len(client.turns) == 1 and not client.errors
+        assert len(client.turns) == 1
+        assert client.errors == ["tool result refused: no tool call 'nope' waits for a result",
+                                 "tool approval refused: no tool call 'nope' waits for approval"]
 
 
 async def test_client_tools_and_the_last_body_are_kept_for_continuations(tool_server: LiveServer,

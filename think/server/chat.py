@@ -42,6 +42,7 @@ from think.protocol.frames import (
     ChatResponse,
     ClientFrame,
     ClientMessages,
+    ClientToolSchema,
     MessageUpdated,
     ProtocolErrorFrame,
     StreamResumeAck,
@@ -53,7 +54,7 @@ from think.protocol.frames import (
 )
 from think.protocol.transcript import InvalidMessage
 from think.server.connection import Connection, Connections
-from think.server.reconcile import Rejected, reconcile
+from think.server.reconcile import reconcile
 from think.server.resume import ActiveStream, PendingTurn, ProbeAnswer, Situation, answer_probe, greeting, plan_ack
 from think.stream.fanout import (
     AgentToolEvent,
@@ -68,7 +69,8 @@ from think.stream.fanout import (
 )
 from think.tools.tool import client_tool
 from think.turns.concurrency import ConcurrencyPolicy, Submit, SubmitAdmission
-from think.turns.continuation import remember_request, stored_client_tools
+from think.turns.continuation import client_tool_kinds, remember_request, stored_client_tools
+from think.turns.trust import Refused, ToolKinds, shadowed_message, split_client_tools
 from think.turns.turn import TurnRequest, TurnResult
 
 log = logging.getLogger("think.server")
@@ -187,12 +189,14 @@ class ChatChannel:
             return
         session = agent.session
         live = agent.streams.live
+        kinds = client_tool_kinds(self.agent, frame.client_tools)
         try:
-            incoming = reconcile(frame.messages, session, server_tools=self._server_tools(),
+            incoming = reconcile(frame.messages, session, kinds=kinds,
                                  in_flight=live.message_id if live is not None else None)
-        except (Rejected, InvalidMessage) as exc:
+        except (Refused, InvalidMessage) as exc:
             self._refuse(connection, request_id, str(exc))
             return
+        client_tools = self._usable_client_tools(connection, frame.client_tools, kinds)
         policy = self._policy()
         submit: Submit | None = None
         if not frame.is_regeneration:
@@ -202,7 +206,7 @@ class ChatChannel:
                 connection.send(self._transcript_for(connection.id, session.history_json()))
                 connection.send_frame(ChatResponse(id=request_id, done=True))
                 return
-        remember_request(agent, frame.client_tools, frame.body)
+        remember_request(agent, client_tools, frame.body)
         agent.streams.clear_terminal()  # a new turn supersedes an old failure
         new_users = tuple(m.id for m in incoming.fresh if m.role == "user")
         last_user = next((incoming.ids[i] for i in reversed(range(len(incoming.ids)))
@@ -247,11 +251,16 @@ class ChatChannel:
 
         self.spawn(run)
 
-    def _server_tools(self) -> set[str]:
-        try:
-            return {name for name, tool in self.agent.all_tools().items() if tool.execute is not None}
-        except Exception:  # a broken get_tools() fails the turn later, with its own error
-            return set()
+    def _usable_client_tools(self, connection: Connection, client_tools: Sequence[ClientToolSchema] | None,
+                             kinds: ToolKinds) -> list[ClientToolSchema] | None:
+        """The browser's tool schemas minus those a server tool shadows (the sender is told)."""
+        if client_tools is None:
+            return None
+        kept, ignored = split_client_tools(client_tools, kinds.server)
+        for name in ignored:
+            log.warning("connection %s registered client tool %r, a server tool; ignored", connection.id, name)
+            connection.send_frame(ProtocolErrorFrame(shadowed_message(name)))
+        return kept
 
     def _cancel(self, request_id: str) -> None:
         agent = self.agent
@@ -276,19 +285,33 @@ class ChatChannel:
 
     async def _tool_result(self, connection: Connection, frame: ToolResult) -> None:
         agent = self.agent
-        if frame.client_tools:  # a non-empty list replaces the stored one
-            remember_request(agent, frame.client_tools, None, replace_body=False)
-        updated = await agent.tool_updates.add_result(frame.tool_call_id, output=frame.output,
-                                                      error_text=frame.error_text,
-                                                      is_error=frame.state == "output-error")
+        try:
+            updated = await agent.tool_updates.client_result(
+                frame.tool_call_id, lambda: client_tool_kinds(self.agent, frame.client_tools), output=frame.output,
+                error_text=frame.error_text, is_error=frame.state == "output-error")
+        except Refused as exc:
+            self._refuse_answer(connection, exc)
+            return
+        if frame.client_tools:  # a non-empty list replaces the stored one (once the result is taken)
+            kinds = client_tool_kinds(agent, frame.client_tools)
+            kept = self._usable_client_tools(connection, frame.client_tools, kinds)
+            remember_request(agent, kept, None, replace_body=False)
         if updated is not None and frame.auto_continue:
             agent.continuations.request(connection.id)
 
     async def _tool_approval(self, connection: Connection, frame: ToolApproval) -> None:
         agent = self.agent
-        updated = await agent.tool_updates.approve(frame.tool_call_id, frame.approved)
+        try:
+            updated = await agent.tool_updates.client_approval(frame.tool_call_id, frame.approved)
+        except Refused as exc:
+            self._refuse_answer(connection, exc)
+            return
         if updated is not None and frame.auto_continue:
             agent.continuations.request(connection.id)
+
+    def _refuse_answer(self, connection: Connection, refused: Refused) -> None:
+        log.info("%s: refused an answer from connection %s: %s", type(self.agent).__name__, connection.id, refused)
+        connection.send_frame(ProtocolErrorFrame(str(refused)))
 
     # ---- the resume handshake ------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ What the client may contribute are new user messages. So, for each incoming mess
 
 * an id the server has (on any branch, or the reply streaming now): the server's copy stands.
   Stale client states (a tool part the client still shows waiting) need nothing more. A client
-  copy that claims a result the server does not have for a tool the server runs itself is a
-  forgery and refused; so is an id the server has under another role.
+  copy that claims a result for an open call that a client could not answer (a server tool's,
+  for one) is a forgery and refused; so is an id the server has under another role.
 * an assistant message with an id the server does not know adopts the id of the server's
   message it matches (a shared tool call id, or the same text): clients that followed a stream
   from another tab may hold such copies. One that matches nothing is refused: a client cannot add
@@ -15,25 +15,20 @@ What the client may contribute are new user messages. So, for each incoming mess
   stripped from it and `metadata.channel` is set to `"web"`.
 
 Messages the server already has are never read in full, so a long transcript costs little.
+What a client may claim is decided in `think.turns.trust`; this module maps the transcript.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from think.errors import ProtocolError
 from think.messages import SETTLED_TOOL_STATES, Message, ToolPart
 from think.protocol.transcript import LazyMessages
 from think.sessions.session import Session
+from think.turns.trust import ToolKinds, check_claims, check_known, check_new, from_web
 
-SERVER_ONLY_METADATA = ("channel", "turnMetadata")
 _RECENT = 16
-
-
-class Rejected(ProtocolError):
-    """The client's transcript tries something a client may not do (the reason says what)."""
 
 
 @dataclass
@@ -51,45 +46,25 @@ class Incoming:
         return [m for m in self.fresh if session.get(m.id) is None and session.get_message(m.id) is None]
 
 
-def from_web(message: Message) -> Message:
-    """A client's new message as stored: server-only metadata out, `channel: "web"` in."""
-    metadata = {k: v for k, v in message.metadata.items() if k not in SERVER_ONLY_METADATA} \
-        if isinstance(message.metadata, dict) else {}
-    if message.role == "user":
-        metadata["channel"] = "web"
-    return message.model_copy(update={"metadata": metadata or None})
-
-
-def _settled_claims(raw: Any) -> dict[str, str]:
-    """Tool call id → state, for the tool parts of a raw client message that claim a result."""
-    claims: dict[str, str] = {}
-    parts = raw.get("parts") if isinstance(raw, dict) else None
-    for part in parts if isinstance(parts, list) else ():
-        if isinstance(part, dict) and isinstance(part.get("toolCallId"), str) \
-                and part.get("state") in ("output-available", "output-error"):
-            claims[part["toolCallId"]] = part["state"]
-    return claims
-
-
 def _text(message: Message) -> str:
     return message.text
 
 
-def reconcile(incoming: Sequence[Message], session: Session, *, server_tools: Collection[str],
+def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds,
               in_flight: str | None = None) -> Incoming:
     """Check and map a client's transcript against `session` (see the module docstring).
 
-    `server_tools` are the names of tools the server executes itself; `in_flight` is the id of
-    the reply streaming now (not saved yet). Raises `Rejected`.
+    `kinds` says which tools a client answers for; `in_flight` is the id of the reply streaming
+    now (not saved yet). Raises `Refused`.
     """
     lazy = incoming if isinstance(incoming, LazyMessages) else LazyMessages.of(incoming)
     out = Incoming()
     history = session.history()
-    open_calls: dict[str, tuple[ToolPart, str]] = {}  # server parts that may still get a result
+    open_calls: dict[str, ToolPart] = {}  # server parts that may still get a result
     for message in history[-_RECENT:] + session.unsettled():
         for part in message.parts:
             if isinstance(part, ToolPart) and part.state not in SETTLED_TOOL_STATES:
-                open_calls[part.tool_call_id] = (part, message.id)
+                open_calls[part.tool_call_id] = part
     adopted: set[str] = set()
     for index in range(len(lazy)):
         message_id, role = lazy.id_at(index), lazy.role_at(index)
@@ -98,36 +73,21 @@ def reconcile(incoming: Sequence[Message], session: Session, *, server_tools: Co
             out.ids.append(message_id)
             continue
         if known is not None:
-            if known.role != role:
-                raise Rejected(f"messages[{index}] ({message_id!r}) is a {known.role} message on the server; "
-                               f"a client cannot send it as a {role} message")
+            check_known(index, message_id, stored_role=known.role, role=role)
             if role == "assistant" and open_calls:
-                _check_claims(lazy.raw[index], index, open_calls, server_tools)
+                check_claims(lazy.raw[index], index, open_calls, kinds)
             out.ids.append(message_id)
             continue
-        if role == "system":
-            raise Rejected(f"messages[{index}]: a client cannot add a system message")
         message = lazy[index]
-        if role == "assistant":
-            match = _adopt(message, history, adopted)
-            if match is None:
-                raise Rejected(f"messages[{index}]: a client cannot add an assistant message the server did "
-                               f"not write (id {message_id!r})")
+        match = _adopt(message, history, adopted) if role == "assistant" else None
+        check_new(index, message_id, role=role, adopted=match)
+        if match is not None:
             adopted.add(match)
             out.ids.append(match)
             continue
         out.fresh.append(from_web(message))
         out.ids.append(message_id)
     return out
-
-
-def _check_claims(raw: Any, index: int, open_calls: dict[str, tuple[ToolPart, str]],
-                  server_tools: Collection[str]) -> None:
-    for call_id in _settled_claims(raw):
-        found = open_calls.get(call_id)
-        if found is not None and found[0].name in server_tools:
-            raise Rejected(f"messages[{index}]: the result of {found[0].name!r} call {call_id!r} comes from the "
-                           "server; a client cannot supply it")
 
 
 def _adopt(message: Message, history: Sequence[Message], taken: set[str]) -> str | None:

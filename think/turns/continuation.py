@@ -31,6 +31,7 @@ from think.messages import JSONObject, Message
 from think.protocol.frames import ClientToolSchema
 from think.tools.tool import Tool, client_tool
 from think.turns.tool_results import mid_batch
+from think.turns.trust import ToolKinds, tool_kinds
 from think.turns.turn import TurnRequest, TurnResult
 
 if TYPE_CHECKING:
@@ -75,6 +76,13 @@ def stored_client_tools(agent: Think) -> tuple[Tool, ...]:
         except (ConfigurationError, KeyError, TypeError):
             log.warning("ignoring a stored client tool that is not valid: %r", entry)
     return tuple(tools)
+
+
+def client_tool_kinds(agent: Think, client_tools: Sequence[ClientToolSchema] | None) -> ToolKinds:
+    """Which tools a client answers for (`think.turns.trust`): the agent's, and the browser's:
+    `client_tools` when a frame registers some, else those stored from the last request."""
+    names = [t.name for t in client_tools] if client_tools else [t.name for t in stored_client_tools(agent)]
+    return tool_kinds(agent, names)
 
 
 def stored_body(agent: Think) -> JSONObject | None:

@@ -30,6 +30,7 @@ from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
+from think.turns.trust import merge_client_tools
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
 from think.turns.writer import writing
 
@@ -214,12 +215,14 @@ async def _prepare(agent: Think, turn: TurnRequest,
     if repaired:
         session.save(repaired)
     await session.compact_if_needed()
-    # Later sources win a name: workspace and get_tools(), context blocks, skills, client tools.
+    # Later sources win a name: workspace and get_tools(), context blocks, skills, client tools;
+    # but a client tool never replaces a server tool (think.turns.trust).
     tools = dict(agent.all_tools())
     tools.update(context_tools(session))
     tools.update(agent.skills.tools())
-    for client in turn.client_tools:
-        tools[client.name] = client
+    for name in merge_client_tools(tools, turn.client_tools):
+        log.warning("turn %s: client tool %r is a server tool of this agent; the server's tool is used",
+                    turn.request_id, name)
     model = agent.resolve_model(agent.get_model())
     model_messages, extra_system = agent.model_history.build(session)
     system = await session.system_prompt() or agent.get_system_prompt()

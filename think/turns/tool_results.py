@@ -7,6 +7,11 @@ or `Think.add_tool_result` / `Think.approve_tool_call`) and are applied here, on
 arrival order, to the first part with that tool call id that can still take them. Every change is
 saved and published as `MessageChanged`. Settled parts and unknown ids are left alone.
 
+An answer from a client (`client_result`, `client_approval`) is first put to `think.turns.trust`
+under the same lock, so nothing changes between the check and the write: a result only for a
+client tool's waiting call, an approval only for a pending one; anything else raises `Refused`
+and changes nothing. The Python methods are for server code, which is trusted.
+
 A later turn may also write the output of a call made in an earlier message (an approved server
 tool runs at the start of the continuation): `settle_earlier_calls` writes it into that message,
 first write wins.
@@ -24,6 +29,7 @@ from think.messages import JSONObject, Message, ToolApproval, ToolPart
 from think.protocol.limits import IN_PART, check_depth
 from think.stream.fanout import MessageChanged, TurnEvent, TurnFinished
 from think.stream.fold import apply_tool_output, normalize_input
+from think.turns.trust import APPROVAL_STATES, RESULT_STATES, ToolKinds, check_approval, check_result
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -36,6 +42,10 @@ TURN_END_WAIT = 10.0
 _TAKES_RESULT = frozenset({"input-streaming", "input-available", "approval-requested", "approval-responded"})
 _TAKES_APPROVAL = frozenset({"input-available", "approval-requested"})
 _WAITING = frozenset({"input-available", "approval-requested"})
+_ANY = frozenset({*_TAKES_RESULT, "output-available", "output-error", "output-denied"})
+
+Judge = Callable[[ToolPart | None], None]
+"""Checks a client's answer against the newest part of its call (None: no such call); raises."""
 
 
 def find_part(messages: Sequence[Message], tool_call_id: str,
@@ -116,7 +126,10 @@ async def settle_earlier_calls(session: Session, chunks: Iterable[JSONObject]) -
             continue
         message, index = found
         copy = message if message.id in changed else message.copy_deep()
-        if apply_tool_output(_part(copy, index), chunk):
+        part = _part(copy, index)
+        if apply_tool_output(part, chunk):
+            if part.state == "output-available" and not part.preliminary:
+                part.preliminary = False  # a final output written into the calling message says so
             changed[copy.id] = copy
     stored: list[Message] = []
     for message in changed.values():
@@ -157,14 +170,43 @@ class ToolUpdates:
 
         return await self._apply(tool_call_id, _TAKES_APPROVAL, change)
 
-    async def _apply(self, tool_call_id: str, states: frozenset[str],
-                     change: Callable[[Message, int], None]) -> Message | None:
+    async def client_result(self, tool_call_id: str, kinds: Callable[[], ToolKinds], *, output: Any = None,
+                            error_text: str | None = None, is_error: bool = False) -> Message | None:
+        """A client's result for a call (`cf_agent_tool_result`): applied as `add_result` does if
+        `think.turns.trust` allows it; raises `Refused` and changes nothing otherwise. `kinds` is
+        asked, under the lock, which tools the client answers for."""
+
+        def judge(part: ToolPart | None) -> None:
+            check_result(tool_call_id, part, kinds())
+
+        def change(message: Message, index: int) -> None:
+            set_result(message, index, output=output, error_text=error_text, is_error=is_error)
+
+        return await self._apply(tool_call_id, RESULT_STATES, change, judge)
+
+    async def client_approval(self, tool_call_id: str, approved: bool) -> Message | None:
+        """A client's approval (`cf_agent_tool_approval`): applied only to a call that asks for
+        one; raises `Refused` and changes nothing otherwise."""
+
+        def judge(part: ToolPart | None) -> None:
+            check_approval(tool_call_id, part)
+
+        def change(message: Message, index: int) -> None:
+            set_approval(message, index, approved=approved)
+
+        return await self._apply(tool_call_id, APPROVAL_STATES, change, judge)
+
+    async def _apply(self, tool_call_id: str, states: frozenset[str], change: Callable[[Message, int], None],
+                     judge: Judge | None = None) -> Message | None:
         self.in_flight += 1
         try:
             async with self._lock:
                 await self._wait_for_turn_with(tool_call_id)
                 session = self.agent.session
                 found = find_part(session.history(), tool_call_id, states)
+                if judge is not None:  # the newest part that could take it, else the newest at all
+                    seen = found or find_part(session.history(), tool_call_id, _ANY)
+                    judge(_part(*seen) if seen is not None else None)
                 if found is None:
                     return None
                 message = found[0].copy_deep()

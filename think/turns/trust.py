@@ -1,0 +1,211 @@
+"""What a client may claim: the one place each question of trust in client input is decided.
+
+Every protocol codec hands what a client says to these checks before anything is stored or run
+(today the `cf_agent_*` WebSocket: chat requests through `think.server.reconcile`, tool results
+and approvals through `think.turns.tool_results`). A client may:
+
+* send a message the server has only under the role the server stored it with, add no `system`
+  message, and add no assistant message the server did not write (`check_known`, `check_new`);
+* never set the server's metadata keys (`channel`, `turnMetadata`): they are stripped from its
+  new messages, and user messages get `channel: "web"` (`from_web`);
+* give a tool result only for a **client tool**'s call (a tool without `execute` among the
+  agent's tools, or one the browser registered that is not a server tool) that waits for its
+  output (`input-available`, or `approval-responded` once approved) (`check_result`). The same
+  rule holds for a result claimed inside a chat request's transcript (`check_claims`);
+* answer only an approval that is pending (`approval-requested`) (`check_approval`);
+* register tool schemas that never replace a server tool of the same name (`split_client_tools`,
+  `merge_client_tools`).
+
+A refusal raises `Refused`, whose text names the message or the tool call; the caller reports it
+to the client and changes nothing. Server code (`Think.add_tool_result`, `Think.approve_tool_call`)
+is trusted and does not pass through here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from think.context.block_tools import context_tools
+from think.errors import ProtocolError
+from think.messages import Message, ToolPart
+from think.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from think.agent import Think
+    from think.protocol.frames import ClientToolSchema
+
+log = logging.getLogger("think.turns")
+
+SERVER_ONLY_METADATA = ("channel", "turnMetadata")
+"""Message metadata keys only the server sets."""
+RESULT_STATES = frozenset({"input-available", "approval-responded"})
+"""States of a client tool's call that a client's result may settle."""
+APPROVAL_STATES = frozenset({"approval-requested"})
+"""States of a call that a client's approval may answer."""
+_CLAIMED_RESULTS = ("output-available", "output-error")
+
+ToolKind = Literal["server", "client", "unknown"]
+
+
+class Refused(ProtocolError):
+    """A client claimed something it may not; the text says what, naming the message or call."""
+
+    def __init__(self, message: str, *, tool_call_id: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_call_id = tool_call_id
+
+
+# ---- messages: roles, ids, reserved metadata ------------------------------------------------------
+
+
+def check_known(index: int, message_id: str, *, stored_role: str, role: str) -> None:
+    """A message the server has keeps the role it was stored with."""
+    if stored_role != role:
+        raise Refused(f"messages[{index}] ({message_id!r}) is a {stored_role} message on the server; "
+                      f"a client cannot send it as a {role} message")
+
+
+def check_new(index: int, message_id: str, *, role: str, adopted: str | None = None) -> None:
+    """A message the server does not have: a user message is welcome; a system message never;
+    an assistant message only as a copy of one the server wrote (`adopted` is that one's id)."""
+    if role == "system":
+        raise Refused(f"messages[{index}]: a client cannot add a system message")
+    if role == "assistant" and adopted is None:
+        raise Refused(f"messages[{index}]: a client cannot add an assistant message the server did not "
+                      f"write (id {message_id!r})")
+
+
+def from_web(message: Message) -> Message:
+    """A client's new message as stored: server-only metadata out, `channel: "web"` in."""
+    metadata = {k: v for k, v in message.metadata.items() if k not in SERVER_ONLY_METADATA} \
+        if isinstance(message.metadata, dict) else {}
+    if message.role == "user":
+        metadata["channel"] = "web"
+    return message.model_copy(update={"metadata": metadata or None})
+
+
+# ---- which tools a client answers for -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolKinds:
+    """The agent's tools by who runs them, as far as a client's answer is concerned."""
+
+    server: frozenset[str]
+    """Tools the server runs itself (they have an `execute`)."""
+    client: frozenset[str]
+    """Tools a client runs: the agent's own execute-less tools, and the ones the browser
+    registered whose name is not a server tool."""
+
+    def kind(self, name: str) -> ToolKind:
+        if name in self.server:
+            return "server"
+        return "client" if name in self.client else "unknown"
+
+
+def agent_tools(agent: Think) -> dict[str, Tool]:
+    """The tools a turn of `agent` starts from, before client tools and `before_turn`: the
+    workspace tools and `get_tools()`, context tools, skill tools (later sources win a name)."""
+    tools = dict(agent.all_tools())
+    tools.update(context_tools(agent.session))
+    tools.update(agent.skills.tools())
+    return tools
+
+
+def tool_kinds(agent: Think, browser: Iterable[str]) -> ToolKinds:
+    """`agent`'s tools by kind, with `browser` the names of the tools the browser registered.
+
+    A `get_tools()` that raises leaves the agent no tools of its own: a client then answers only
+    for tools the browser registered (the turn that needs the others fails with its own error)."""
+    try:
+        tools = agent_tools(agent)
+    except Exception:
+        log.warning("could not list the tools of %s to check a client's answer", type(agent).__name__,
+                    exc_info=True)
+        tools = {}
+    server = frozenset(name for name, tool in tools.items() if tool.execute is not None)
+    own_client = {name for name, tool in tools.items() if tool.execute is None}
+    return ToolKinds(server=server, client=frozenset(own_client | (set(browser) - server)))
+
+
+def split_client_tools(schemas: Sequence[ClientToolSchema],
+                       server: Iterable[str]) -> tuple[list[ClientToolSchema], list[str]]:
+    """The browser's tool schemas a turn may use, and the names ignored because a server tool
+    has them (a client never replaces a server tool)."""
+    taken = set(server)
+    kept = [s for s in schemas if s.name not in taken]
+    return kept, [s.name for s in schemas if s.name in taken]
+
+
+def merge_client_tools(tools: MutableMapping[str, Tool], client: Iterable[Tool]) -> list[str]:
+    """Add a turn's client tools to its tool set, except where a server tool has the name;
+    returns the names ignored."""
+    ignored: list[str] = []
+    for tool in client:
+        existing = tools.get(tool.name)
+        if existing is not None and existing.execute is not None:
+            ignored.append(tool.name)
+            continue
+        tools[tool.name] = tool
+    return ignored
+
+
+def shadowed_message(name: str) -> str:
+    """What the client is told about a registered tool that a server tool shadows."""
+    return (f"clientTools: {name!r} is a server tool of this agent; the browser's schema for it is "
+            "ignored and the server's tool is used")
+
+
+# ---- tool results and approvals -------------------------------------------------------------------
+
+
+def check_result(tool_call_id: str, part: ToolPart | None, kinds: ToolKinds) -> None:
+    """May a client settle this call with a result? `part` is the newest part of that id (None:
+    the server has no such call). Raises `Refused` naming the call."""
+    if part is None:
+        raise Refused(f"tool result refused: no tool call {tool_call_id!r} waits for a result",
+                      tool_call_id=tool_call_id)
+    name = part.name
+    match kinds.kind(name):
+        case "server":
+            raise Refused(f"tool result refused for call {tool_call_id!r}: {name!r} is a server tool; "
+                          "its result comes from the server, a client cannot supply it", tool_call_id=tool_call_id)
+        case "unknown":
+            raise Refused(f"tool result refused for call {tool_call_id!r}: {name!r} is not a client tool of "
+                          "this agent", tool_call_id=tool_call_id)
+        case "client":
+            pass
+    if part.state not in RESULT_STATES:
+        raise Refused(f"tool result refused for call {tool_call_id!r} ({name!r}): it is {part.state}, "
+                      "not waiting for a client's output", tool_call_id=tool_call_id)
+
+
+def check_approval(tool_call_id: str, part: ToolPart | None) -> None:
+    """May a client answer an approval for this call? Only one that asks for it. Raises `Refused`."""
+    if part is None:
+        raise Refused(f"tool approval refused: no tool call {tool_call_id!r} waits for approval",
+                      tool_call_id=tool_call_id)
+    if part.state not in APPROVAL_STATES:
+        raise Refused(f"tool approval refused for call {tool_call_id!r} ({part.name!r}): it is {part.state}, "
+                      "not waiting for approval", tool_call_id=tool_call_id)
+
+
+def check_claims(raw: Any, index: int, open_parts: Mapping[str, ToolPart], kinds: ToolKinds) -> None:
+    """A message of a chat request's transcript that the server has: every tool result it claims
+    for a call the server still has open must be one a client could give (`check_result`).
+    The server's copy stands either way; a claim a client may not make refuses the request."""
+    parts = raw.get("parts") if isinstance(raw, dict) else None
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict) or part.get("state") not in _CLAIMED_RESULTS:
+            continue
+        call_id = part.get("toolCallId")
+        stored = open_parts.get(call_id) if isinstance(call_id, str) else None
+        if stored is None:
+            continue  # settled on the server, or not a call of this conversation: the server's copy stands
+        try:
+            check_result(stored.tool_call_id, stored, kinds)
+        except Refused as exc:
+            raise Refused(f"messages[{index}]: {exc}", tool_call_id=exc.tool_call_id) from None
