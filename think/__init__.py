@@ -5,6 +5,7 @@ from think.agent import Think
 from think.errors import (
     ConfigurationError,
     ContextOverflow,
+    DataDirInUse,
     ModelError,
     ProtocolError,
     StorageError,
@@ -54,6 +55,7 @@ __all__ = [
     "ChatErrorContext",
     "ConfigurationError",
     "ContextOverflow",
+    "DataDirInUse",
     "EmbeddedRuntime",
     "Message",
     "Model",

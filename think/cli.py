@@ -83,9 +83,15 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     import uvicorn
     from rich.console import Console
 
+    from think.errors import DataDirInUse
+    from think.runtime.embedded import shared_runtime
     from think.server import create_app
 
     console = Console(stderr=True)
+    try:  # one process per data directory: this one holds it for its whole life
+        shared_runtime(data_dir).claim()
+    except DataDirInUse as exc:
+        raise click.ClickException(str(exc)) from None
     classes = load_agent_classes(targets)
     with console.status("Starting: resolving the model…"):
         model_label = _model_label(classes)

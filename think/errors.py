@@ -9,10 +9,14 @@
   * ContextError         a context block write that cannot be done (unknown label, read-only,
                          over its max_tokens); nothing is written
   * TurnError            a turn API was used where it cannot run (for example inside a turn)
+  * DataDirInUse         another live process has this data directory's agents open
 * ToolFailed             raised by tool code to report a failure the model should see
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 
 class ThinkError(Exception):
@@ -50,6 +54,29 @@ class ContextError(ThinkError):
 
 class TurnError(ThinkError):
     """A turn API was called where it cannot run."""
+
+
+class DataDirInUse(ThinkError):
+    """Another live process owns this data directory: one process per data directory.
+
+    `.data_dir` is the directory, `.owner` what its lock file says about the process holding it
+    (`pid`, `host`, `command`, `since`; empty if it could not be read).
+    """
+
+    def __init__(self, data_dir: Path, owner: dict[str, Any]) -> None:
+        self.data_dir = data_dir
+        self.owner = owner
+        who = f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}" if owner else "another process"
+        if owner.get("command"):
+            who += f" ({owner['command']})"
+        if owner.get("since"):
+            who += f", since {owner['since']}"
+        super().__init__(
+            f"the data directory {data_dir} is in use by {who}. One process serves a data directory: "
+            "two would fork its conversations. Stop that process or give this one its own data directory; "
+            "to run several server processes, give each its own data directory behind a proxy that sends "
+            "every agent address to the same one (not `--workers N` on one directory). A runtime shared "
+            "by many processes (a distributed runtime) is not built yet.")
 
 
 class ToolFailed(Exception):

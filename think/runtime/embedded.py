@@ -1,5 +1,9 @@
 """`EmbeddedRuntime`: agents in this process, each in its own SQLite file under a data directory.
 
+One process per data directory: the runtime holds an OS lock on it (`think.runtime.ownership`)
+while any of its agents is open and while a server serves it, so a second process fails with
+`DataDirInUse` instead of forking conversations.
+
 Idle instances (no leases, no work) are hibernated: their database is closed and the object is
 dropped, so a hibernated agent costs no memory. Waking one is opening its file and checking the
 migration table: no transcript is read until it is needed.
@@ -11,14 +15,15 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
 from think.errors import ConfigurationError
+from think.runtime import ownership
 from think.runtime.agent import Agent
 from think.runtime.alarms import AlarmIndex
 from think.runtime.classes import class_path, load_class
@@ -54,6 +59,31 @@ class EmbeddedRuntime:
         self._unloadable: set[str] = set()
         self._alarms: AlarmIndex | None = None
         self._alarm_changed: anyio.Event | None = None
+        self._claims = 0
+
+    # ---- ownership: one process per data directory -----------------------------------------------
+
+    def claim(self) -> None:
+        """Hold this data directory for this process until `release()` (a server does, for its
+        life); raises `DataDirInUse` if another live process holds it. Every open agent holds
+        it too, so a script needs no call of its own."""
+        ownership.claim(self.data_dir)
+        self._claims += 1
+
+    def release(self) -> None:
+        """End one `claim()` (or one open agent's hold)."""
+        if self._claims:
+            self._claims -= 1
+            ownership.release(self.data_dir)
+
+    @contextmanager
+    def owning(self) -> Iterator[None]:
+        """Hold the data directory for the block."""
+        self.claim()
+        try:
+            yield
+        finally:
+            self.release()
 
     # ---- alarms: waking agents whose schedules are due -------------------------------------------
 
@@ -134,15 +164,20 @@ class EmbeddedRuntime:
             break
         event = self._starting[key] = anyio.Event()
         try:
-            path = self.path_for(cls, name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            db = Database(path)
-            self.register(cls)
-            instance = cls(name, db=db, runtime=self)
+            self.claim()  # held while the instance is live; raises if another process owns the dir
             try:
-                await instance._start()
+                path = self.path_for(cls, name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                db = Database(path)
+                self.register(cls)
+                instance = cls(name, db=db, runtime=self)
+                try:
+                    await instance._start()
+                except BaseException:
+                    db.close()
+                    raise
             except BaseException:
-                db.close()
+                self.release()
                 raise
             self._live[key] = instance
             self._loops[key] = asyncio.get_running_loop()
@@ -168,6 +203,7 @@ class EmbeddedRuntime:
         del self._loops[key]
         self._last_used.pop(key, None)
         agent.db.close()
+        self.release()
         log.info("%s %r was left live by an event loop that has ended; it starts again", key[0].__name__, key[1])
         return True
 
@@ -196,7 +232,10 @@ class EmbeddedRuntime:
         agent = self._live.pop(key)
         self._loops.pop(key, None)
         self._last_used.pop(key, None)
-        await agent._hibernate()
+        try:
+            await agent._hibernate()
+        finally:
+            self.release()
         return True
 
     async def hibernate_idle(self, *, older_than: float | None = None) -> int:
@@ -220,10 +259,13 @@ class EmbeddedRuntime:
     async def close(self) -> None:
         for key in list(self._live):
             agent = self._live.pop(key)
-            if self._loops.pop(key, None) in (None, asyncio.get_running_loop()):
-                await agent._hibernate()
-            else:  # its loop has ended, and its tasks with it
-                agent.db.close()
+            try:
+                if self._loops.pop(key, None) in (None, asyncio.get_running_loop()):
+                    await agent._hibernate()
+                else:  # its loop has ended, and its tasks with it
+                    agent.db.close()
+            finally:
+                self.release()
         self._last_used.clear()
         if self._alarms is not None:
             self._alarms.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio
@@ -202,20 +202,22 @@ class AgentRegistry:
         embedded = self.runtime if isinstance(self.runtime, EmbeddedRuntime) else None
         if embedded is not None and self.idle_timeout is not None:
             embedded.idle_timeout = self.idle_timeout
-        async with anyio.create_task_group() as tasks:
-            self._tasks = tasks
-            if embedded is not None and self.sweep_interval:
-                tasks.start_soon(lambda: embedded.run_sweeper(interval=self.sweep_interval or 30.0))
+        # one process per data directory: a second server fails here, at startup
+        with embedded.owning() if embedded is not None else nullcontext():
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if embedded is not None and self.sweep_interval:
+                    tasks.start_soon(lambda: embedded.run_sweeper(interval=self.sweep_interval or 30.0))
+                if embedded is not None:
+                    tasks.start_soon(embedded.run_alarms)  # schedules (and resumed submissions) fire when served
+                try:
+                    yield
+                finally:
+                    self._tasks = None
+                    tasks.cancel_scope.cancel()
             if embedded is not None:
-                tasks.start_soon(embedded.run_alarms)  # schedules (and resumed submissions) fire when served
-            try:
-                yield
-            finally:
-                self._tasks = None
-                tasks.cancel_scope.cancel()
-        if embedded is not None:
-            with anyio.CancelScope(shield=True):
-                await embedded.hibernate_idle(older_than=0)
+                with anyio.CancelScope(shield=True):
+                    await embedded.hibernate_idle(older_than=0)
 
     async def _owner(self) -> TaskGroup:
         """The task group that owns the hosts. When the app's lifespan did not run (a Starlette
