@@ -8,6 +8,7 @@ What the model answers depends on the last user message:
 * `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
 * `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
 * `delegate …` → hands the text to a `NodeHelper` child (an agent tool), then `The helper said: …`;
+* `locate …` → calls `get_location`, a tool the page registers (`clientTools`), and waits for it;
 * anything else → `Echo: <text>`.
 """
 
@@ -34,6 +35,8 @@ def script(request: ModelRequest) -> Reply:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
         result = last.results[0]
+        if result.name == "get_location":
+            return "Located."
         return f"The helper said: {result.output}" if result.name == "node_helper" else f"The sum is {result.output}."
     said = request.last_user_text
     if said.startswith("hello"):
@@ -47,6 +50,8 @@ def script(request: ModelRequest) -> Reply:
         return call("add", a=a, b=b)
     if said.startswith("delegate"):
         return call("node_helper", prompt=said.removeprefix("delegate").strip())
+    if said.startswith("locate"):
+        return call("get_location", id="loc1")
     return f"Echo: {said}"
 
 

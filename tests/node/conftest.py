@@ -213,8 +213,11 @@ class NodeRun:
         return Scenario(name, outcome["result"])
 
 
-def run_driver(node: str, host: str, *, only: list[str] | None = None) -> NodeRun:
-    plan: dict[str, Any] = {"host": host, "agent": NodeChat.__name__, "run": secrets.token_hex(3)}
+def run_driver(node: str, host: str, *, only: list[str] | None = None, run: str | None = None,
+               **extra: Any) -> NodeRun:
+    """Run drive.mjs (`only` these scenarios; `run` names their rooms, so a later run can reopen
+    them; `extra` goes into the plan the scenarios read)."""
+    plan: dict[str, Any] = {"host": host, "agent": NodeChat.__name__, "run": run or secrets.token_hex(3), **extra}
     if only:
         plan["only"] = only
     env = {**os.environ, "NODE_ENV": "production"}

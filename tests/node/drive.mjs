@@ -10,6 +10,8 @@
 
 import { Worker } from "node:worker_threads";
 
+import { WebSocket as RawWebSocket } from "ws";
+
 const plan = JSON.parse(process.argv[2] ?? "{}");
 process.env.NODE_ENV ??= "production"; // the tabs' React build; workers copy this environment
 
@@ -247,11 +249,142 @@ const scenarios = {
   },
 };
 
+// ---- scenarios run only when asked for by name (`only`) --------------------------------------------
+
+/** `depth` levels of objects and arrays around a string, as JSON text (as tests/server/deep_agents.py). */
+const nestedText = (depth) => {
+  let open = "";
+  let close = "";
+  for (let level = 1; level <= depth; level++) {
+    open += level % 2 ? '{"k":' : "[";
+    close = (level % 2 ? "}" : "]") + close;
+  }
+  return `${open}"leaf"${close}`;
+};
+
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** A bare socket to the room, for frames no page would send; frames in are kept in `received`. */
+async function rawSocket(room) {
+  const socket = new RawWebSocket(`ws://${plan.host}/agents/${kebab(plan.agent)}/${room}?_pk=raw-${room}`);
+  const received = [];
+  const waiters = new Set();
+  socket.on("message", (data) => {
+    received.push(JSON.parse(String(data)));
+    for (const waiter of [...waiters]) waiter();
+  });
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  const next = (predicate, timeoutMs = WAIT_MS) => new Promise((resolve, reject) => {
+    const start = received.length;
+    const check = () => {
+      const found = received.slice(start).find(predicate);
+      if (found) {
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+      }
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      reject(new Error(`raw socket: timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    waiters.add(check);
+  });
+  let probes = 0;
+  return {
+    /** Send `text`; resolve with the frame `answer` picks, or (by default) with the error frames
+     *  that arrived before the server answered a resume probe sent after it (frames are handled in order). */
+    async send(text, answer) {
+      const probeId = `probe-${probes++}`;
+      const start = received.length;
+      const reply = answer ? next(answer) : next((f) => f.probeId === probeId);
+      socket.send(text);
+      if (!answer) socket.send(JSON.stringify({ type: "cf_agent_stream_resume_request", probeId }));
+      const frame = await reply;
+      const errors = received.slice(start).filter((f) => f.type === "cf_agent_protocol_error" || f.type === "cf_agent_state_error")
+        .map((f) => f.error);
+      return answer ? frame : errors;
+    },
+    close() {
+      socket.close();
+    },
+  };
+}
+
+const kebab = (name) => name.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase();
+
+const chatRequest = (id, message, extra = {}) => JSON.stringify({
+  type: "cf_agent_use_chat_request",
+  id,
+  init: { method: "POST", body: `{"messages":[${message}],"trigger":"submit-message"${
+    Object.entries(extra).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join("")}}` },
+});
+
+const standalone = {
+  /** Raw frames nest values at every depth from 240 to 270 and around the limit (plan.limit) in the
+   *  state, a data part, a message's metadata and a client tool's output; then a page opens the
+   *  room, reads what was kept and chats on (its request resends the whole transcript). */
+  async deep_nesting({ open, room }) {
+    const { limit, inPart } = plan;
+    const raw = await rawSocket(room);
+    const located = await raw.send(
+      chatRequest("locate", '{"id":"u-locate","role":"user","parts":[{"type":"text","text":"locate me"}]}',
+        { clientTools: [{ name: "get_location", description: "Where the page is." }] }),
+      (f) => f.type === "cf_agent_use_chat_response" && f.id === "locate" && f.done);
+    // The client tool's output first: a later turn settles a call still waiting as interrupted.
+    const allowed = { "tool-output": limit - inPart, state: limit, metadata: limit - 1, "data-part": limit - inPart };
+    const outcomes = [];
+    for (const [kind, most] of Object.entries(allowed)) {
+      const depths = [...new Set([...range(most - 2, most + 2), ...range(limit - 2, limit + 2), ...range(240, 270)])]
+        .sort((a, b) => a - b);
+      for (const depth of depths) {
+        const value = nestedText(depth);
+        if (kind === "state") {
+          const errors = await raw.send(`{"type":"cf_agent_state","state":${value}}`);
+          outcomes.push({ kind, depth, errors });
+        } else if (kind === "tool-output") {
+          const errors = await raw.send(
+            `{"type":"cf_agent_tool_result","toolCallId":"loc1","toolName":"get_location","output":${value}}`);
+          outcomes.push({ kind, depth, errors });
+        } else {
+          const id = `${kind}-${depth}`;
+          const part = kind === "data-part" ? `,{"type":"data-deep","data":${value}}` : "";
+          const meta = kind === "metadata" ? `,"metadata":${value}` : "";
+          const message = `{"id":"user-${id}","role":"user","parts":[{"type":"text","text":"deep"}${part}]${meta}}`;
+          const done = await raw.send(chatRequest(id, message),
+            (f) => f.type === "cf_agent_use_chat_response" && f.id === id && f.done);
+          outcomes.push({ kind, depth, errors: done.error ? [done.body] : [] });
+        }
+      }
+    }
+    raw.close();
+    const reader = await open("reader");
+    await reader.waitFor("(s) => s.agentState !== null");
+    const atMount = await reader.state();
+    await reader.send("next after deep");
+    await reader.waitIdle(1);
+    return { located, outcomes, at_mount: atMount, reader: await reader.close() };
+  },
+
+  /** After a restart on the same data: a page opens the room of `deep_nesting` and chats on. */
+  async deep_reopen({ open }) {
+    const reader = await open("reader", `deep-nesting-${plan.run}`);
+    await reader.waitFor("(s) => s.agentState !== null");
+    const atMount = await reader.state();
+    await reader.send("next after restart");
+    await reader.waitIdle(1);
+    return { at_mount: atMount, reader: await reader.close() };
+  },
+};
+
 async function runScenario(name) {
   const room = `${name.replaceAll("_", "-")}-${plan.run ?? "x"}`;
   const tabs = [];
-  const open = async (label) => {
-    const tab = new Tab(label, room);
+  const open = async (label, inRoom = room) => {
+    const tab = new Tab(label, inRoom);
     tabs.push(tab);
     await tab.mount();
     await tab.waitReady();
@@ -259,7 +392,7 @@ async function runScenario(name) {
   };
   const t0 = Date.now();
   try {
-    const result = await scenarios[name]({ open });
+    const result = await (scenarios[name] ?? standalone[name])({ open, room });
     return { ok: true, room, ms: Date.now() - t0, result };
   } catch (error) {
     return { ok: false, room, ms: Date.now() - t0, error: error?.stack ?? String(error), state: error?.state ?? null };
@@ -269,7 +402,7 @@ async function runScenario(name) {
 }
 
 const names = plan.only ?? Object.keys(scenarios);
-const unknown = names.filter((name) => !(name in scenarios));
+const unknown = names.filter((name) => !(name in scenarios) && !(name in standalone));
 if (unknown.length) {
   console.error(`unknown scenarios: ${unknown.join(", ")}`);
   process.exit(2);

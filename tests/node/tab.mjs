@@ -97,9 +97,18 @@ const turnEnds = []; // onTurnEnd events
 const sends = []; // one entry per sendMessage/regenerate call: how its promise settled
 const streamed = []; // {id, text} of the last assistant message at each render while streaming (changes only)
 let renders = 0;
+let agentState = null; // {value} once useAgent's onStateUpdate delivered the agent's state
 
 function Tab({ options }) {
-  agent = useAgent({ agent: options.agent, name: options.name, host: options.host });
+  agent = useAgent({
+    agent: options.agent,
+    name: options.name,
+    host: options.host,
+    onStateUpdate: (value) => {
+      agentState = { value };
+      queueMicrotask(() => changed());
+    },
+  });
   chat = useAgentChat({ agent, onTurnEnd: (event) => turnEnds.push(event) });
   toolEvents = useAgentToolEvents({ agent });
   renders += 1;
@@ -127,6 +136,7 @@ function state() {
     isServerStreaming: chat?.isServerStreaming ?? false,
     messages: chat ? structuredClone(chat.messages) : [],
     identity: agent ? { name: agent.name, agent: agent.agent, identified: agent.identified ?? null } : null,
+    agentState: structuredClone(agentState),
     turnEnds: structuredClone(turnEnds),
     agentToolRuns: toolEvents ? structuredClone(toolEvents.runsById) : {},
     sends: structuredClone(sends),
