@@ -40,6 +40,7 @@ from think.runtime.embedded import shared_runtime
 from think.runtime.naming import check_agent_name
 from think.server.agents import AgentHost, AgentRegistry
 from think.server.connection import Connection, new_connection_id
+from think.server.uvicorn_log import quiet_invalid_utf8
 from think.subagents.routing import SubAgentNotFound, is_sub_path, resolve_sub_path
 
 log = logging.getLogger("think.server")
@@ -306,6 +307,7 @@ def create_app(
         classes[kebab] = cls
     if max_frame_bytes < 1024:
         raise ConfigurationError("max_frame_bytes must be at least 1024")
+    quiet_invalid_utf8()  # uvicorn would log a traceback for every client that sends bad UTF-8
     if runtime is None:
         registry = AgentRegistry(shared_runtime(data_dir), idle_timeout=idle_timeout)
     else:
