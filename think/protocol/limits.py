@@ -48,8 +48,11 @@ def json_depth(value: Any, *, stop: int = MAX_DEPTH) -> int:
     """
     if not isinstance(value, _CONTAINERS):
         return 0
+    pending: list[tuple[Any, int]] = [(child, 2) for child in (value.values() if isinstance(value, dict) else value)
+                                      if isinstance(child, _CONTAINERS)]
+    if not pending:  # flat: most values, and every streamed delta
+        return 1
     deepest = 1
-    pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
         node, level = pending.pop()
         if level > deepest:
@@ -87,8 +90,11 @@ def chunk_within_limit(chunk: dict[str, Any]) -> dict[str, Any] | None:
     Tools, tool inputs and data parts are checked before they become chunks; this is the last
     guard for what a model stream itself carries (provider metadata, provider-executed tools).
     """
+    at = IN_PART - 1
+    if json_depth(chunk, stop=MAX_DEPTH - at) <= MAX_DEPTH - at:  # the common case, on every chunk
+        return chunk
     try:
-        check_depth(chunk, f"A {chunk.get('type')} chunk", at=IN_PART - 1)
+        check_depth(chunk, f"A {chunk.get('type')} chunk", at=at)
     except TooDeep as exc:
         kind, call_id = chunk.get("type"), chunk.get("toolCallId")
         if kind == "tool-output-available" and not chunk.get("preliminary"):
