@@ -62,7 +62,8 @@ async def refused_unchanged(client: AgentClient, frames: list[str], before: dict
 
 async def test_a_forged_result_for_a_call_waiting_for_approval_is_refused(trust_connect: Connect) -> None:
     RAN.clear()
-    async with trust_connect("bypass") as client:
+    frames: list[ServerFrame] = []
+    async with trust_connect("bypass", on_frame=frames.append) as client:
         assert (await (await client.send_chat("delete notes.txt"))).outcome == "completed"
         assert client.messages[-1].tool_parts[0].state == "approval-requested"
         before = await client.call("stored")
@@ -76,6 +77,10 @@ async def test_a_forged_result_for_a_call_waiting_for_approval_is_refused(trust_
         assert errors[0] == ("tool result refused for call 'call_4': 'danger' is a server tool; its result comes "
                              "from the server, a client cannot supply it")
         assert errors[1] == errors[0] and errors[2] == errors[0]
+        # The sender gets the server's copy back (the stock client shows its own answer at once).
+        await client.wait_until(lambda c: sum(isinstance(f, MessageUpdated) for f in frames) == 3)
+        copies = [f.message.to_json() for f in frames if isinstance(f, MessageUpdated)]
+        assert copies == [json.loads(before["rows"][1])] * 3
         # The real answer still works: approved, the tool runs and the model hears its output.
         await client.send(ToolApproval(tool_call_id="call_4", approved=True, auto_continue=True))
         await client.wait_until(lambda c: c.message_count == 3)

@@ -9,6 +9,8 @@ What the model answers depends on the last user message:
 * `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
 * `delegate …` → hands the text to a `NodeHelper` child (an agent tool), then `The helper said: …`;
 * `locate …` → calls `get_location`, a tool the page registers (`clientTools`), and waits for it;
+* `where …`  → calls the client tool `get_city` (declared on the server), then `You are in <city>.`;
+* `delete P` → calls `danger` (needs approval), then `Deleted <P>.`;
 * anything else → `Echo: <text>`.
 """
 
@@ -22,7 +24,7 @@ from think import Think, agent_tool, callable, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
-from think.tools.tool import ToolContext
+from think.tools.tool import ToolContext, client_tool
 
 CHUNK_DELAY = 0.002
 """Seconds between streamed events."""
@@ -35,9 +37,16 @@ def script(request: ModelRequest) -> Reply:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
         result = last.results[0]
-        if result.name == "get_location":
-            return "Located."
-        return f"The helper said: {result.output}" if result.name == "node_helper" else f"The sum is {result.output}."
+        match result.name:
+            case "node_helper":
+                return f"The helper said: {result.output}"
+            case "get_location":
+                return "Located."
+            case "get_city":
+                return f"You are in {result.output['city']}."
+            case "danger":
+                return f"Deleted {result.output['deleted']}."
+        return f"The sum is {result.output}."
     said = request.last_user_text
     if said.startswith("hello"):
         return [reasoning("The user greets me."), text(f"Hello! You said: {said}")]
@@ -52,7 +61,21 @@ def script(request: ModelRequest) -> Reply:
         return call("node_helper", prompt=said.removeprefix("delegate").strip())
     if said.startswith("locate"):
         return call("get_location", id="loc1")
+    if said.startswith("where"):
+        return call("get_city", id="call_where")
+    if said.startswith("delete"):
+        return call("danger", id="call_delete", path=said.removeprefix("delete").strip())
     return f"Echo: {said}"
+
+
+@tool(needs_approval=True)
+def danger(path: str) -> dict[str, str]:
+    """Delete a file (asks first).
+
+    Args:
+        path: Which file.
+    """
+    return {"deleted": path}
 
 
 @tool
@@ -93,7 +116,8 @@ class NodeChat(Gate, Think):
         return ScriptedModel(script, chunk_delay=SLOW_CHUNK_DELAY if said.startswith("hello") else CHUNK_DELAY)
 
     def get_tools(self) -> list[Any]:
-        return [add, agent_tool(NodeHelper, description="Hand a task to a helper agent.", display_name="Helper")]
+        return [add, agent_tool(NodeHelper, description="Hand a task to a helper agent.", display_name="Helper"),
+                client_tool("get_city"), danger]
 
     @callable
     def open_gate(self) -> str:

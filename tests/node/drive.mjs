@@ -105,6 +105,14 @@ class Tab {
     return this.request("clear");
   }
 
+  toolOutput(toolCallId, toolName, output) {
+    return this.request("toolOutput", { toolCallId, toolName, output });
+  }
+
+  approve(approvalId, approved) {
+    return this.request("approve", { approvalId, approved });
+  }
+
   rpc(method, ...args) {
     return this.request("rpc", { method, args });
   }
@@ -128,6 +136,9 @@ class Tab {
 const lastText = (s) => `(s) => { const m = s.messages.at(-1); return m && m.role === "assistant" &&
   m.parts.filter((p) => p.type === "text").map((p) => p.text).join("") === ${JSON.stringify(s)}; }`;
 const messageCount = (n) => `(s) => s.messages.length === ${n}`;
+const toolPart = (state, name) => state.messages.flatMap((m) => m.parts).findLast((p) => p.type === `tool-${name}`);
+const toolState = (name, wanted) => `(s) => s.messages.flatMap((m) => m.parts).findLast((p) => p.type ===
+  ${JSON.stringify(`tool-${name}`)})?.state === ${JSON.stringify(wanted)}`;
 
 // ---- scenarios --------------------------------------------------------------------------------------
 // Each gets `open(label)` (a mounted tab in the scenario's own room) and returns the tabs' final states.
@@ -209,6 +220,32 @@ const scenarios = {
     await a.send("add 2 3");
     await a.waitIdle(1);
     return { A: await a.close() };
+  },
+
+  /** Tools that wait, answered through the hook's own API: a client tool's output continues the
+   *  turn; a result the app sends for a server tool waiting for approval is refused (the tab gets
+   *  the server's copy back); the approval then runs the tool; the conversation goes on. */
+  async tool_answers({ open }) {
+    const a = await open("A");
+    await a.send("where am I");
+    await a.waitIdle(1);
+    await a.waitFor(toolState("get_city", "input-available"));
+    const location = toolPart(await a.state(), "get_city");
+    await a.toolOutput(location.toolCallId, "get_city", { city: "Lisbon" });
+    await a.waitFor(lastText("You are in Lisbon."));
+    await a.send("delete notes.txt");
+    await a.waitIdle(2);
+    await a.waitFor(toolState("danger", "approval-requested"));
+    const asked = toolPart(await a.state(), "danger");
+    await a.toolOutput(asked.toolCallId, "danger", { deleted: "PWNED" });
+    await a.waitFor(`(s) => s.sockets.at(-1).events.some((e) => e.dir === "in" &&
+      e.data.includes('"cf_agent_protocol_error"'))`);
+    const refused = await a.waitFor(`(s) => s.status === "ready" && (${toolState("danger", "approval-requested")})(s)`);
+    await a.approve(asked.approval.id, true);
+    await a.waitFor(lastText("Deleted notes.txt."));
+    await a.send("add 2 3");
+    await a.waitIdle(3);
+    return { A: await a.close(), refused, calls: { location: location.toolCallId, danger: asked.toolCallId } };
   },
 
   /** The model fails mid-answer: the error reaches useChat, the partial is kept, the next turn works. */

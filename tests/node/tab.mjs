@@ -218,6 +218,14 @@ const ops = {
     await chat.stop();
     return null;
   },
+  toolOutput({ toolCallId, toolName, output }) {
+    chat.addToolOutput({ toolCallId, toolName, output });
+    return null;
+  },
+  approve({ approvalId, approved }) {
+    chat.addToolApprovalResponse({ id: approvalId, approved });
+    return null;
+  },
   clear() {
     chat.clearHistory();
     return null;

@@ -68,7 +68,7 @@ def test_the_pinned_npm_clients_ran(npm_run: NodeRun) -> None:
     assert lock["packages"]["node_modules/agents"]["version"] == "0.32.0"
     assert int(npm_run.node_version.lstrip("v").split(".")[0]) >= 20
     assert set(npm_run.scenarios) == {"send_stream", "reload", "cancel", "clear", "two_tabs", "server_tool",
-                                      "model_error", "regenerate", "agent_tool"}
+                                      "tool_answers", "model_error", "regenerate", "agent_tool"}
 
 
 # ---- send and stream --------------------------------------------------------------------------------
@@ -298,6 +298,44 @@ def test_a_server_tool_call_streams_input_and_output(npm_run: NodeRun) -> None:
                                   "toolName": "add", "input": {"a": 2, "b": 3}, "output": 5}
 
 
+# ---- tools that wait for the browser or a person ---------------------------------------------------
+
+
+def test_tool_answers_from_the_hook_and_a_forged_one_refused(npm_run: NodeRun) -> None:
+    scenario = npm_run.scenario("tool_answers")
+    tab = scenario.tab("A")
+    location, danger = scenario.result["calls"]["location"], scenario.result["calls"]["danger"]
+    answers = [f.data for f in tab.socket.sent if f.type in ("cf_agent_tool_result", "cf_agent_tool_approval")]
+    assert answers == [
+        {"type": "cf_agent_tool_result", "toolCallId": location, "toolName": "get_city",
+         "output": {"city": "Lisbon"}, "autoContinue": True},
+        {"type": "cf_agent_tool_result", "toolCallId": danger, "toolName": "danger", "output": {"deleted": "PWNED"},
+         "autoContinue": True},
+        {"type": "cf_agent_tool_approval", "toolCallId": danger, "approved": True, "autoContinue": True}]
+    received = tab.socket.received
+    [refusal] = [i for i, f in enumerate(received) if f.type == "cf_agent_protocol_error"]
+    assert received[refusal].data == {"type": "cf_agent_protocol_error", "error": (
+        f"tool result refused for call {danger!r}: 'danger' is a server tool; its result comes from the server, "
+        "a client cannot supply it")}
+    restored = received[refusal + 1].data  # the server's copy, over the output the hook showed at once
+    assert restored["type"] == "cf_agent_message_updated"
+    assert [p["state"] for p in restored["message"]["parts"] if p["type"] == "tool-danger"] == ["approval-requested"]
+    assert received[refusal + 2].data["type"] == "cf_agent_stream_resume_none"  # the hook's probe: nothing runs
+    assert scenario.result["refused"]["status"] == "ready"
+
+    continued = [f.data for f in received if f.data.get("continuation") and f.data.get("done")]
+    assert [d["outcome"] for d in continued] == ["completed", "completed"]  # the client tool's, the approval's
+    assert tab.status == "ready" and tab.error is None
+    assert [t for t in tab.texts() if t] == ["where am I", "You are in Lisbon.", "delete notes.txt",
+                                             "Deleted notes.txt.", "add 2 3", "The sum is 5."]
+    stored = server_transcript(tab)
+    assert "PWNED" not in json.dumps(stored)
+    [approved] = [p for m in stored for p in m["parts"] if p["type"] == "tool-danger"]
+    assert list(approved) == ["type", "toolCallId", "toolName", "state", "input", "approval", "output", "preliminary"]
+    assert (approved["state"], approved["output"], approved["preliminary"]) == (
+        "output-available", {"deleted": "notes.txt"}, False)
+
+
 # ---- a model error ---------------------------------------------------------------------------------
 
 
@@ -399,12 +437,19 @@ def test_every_frame_has_a_shape_the_reference_server_sends(npm_run: NodeRun) ->
     for name in npm_run.scenarios:
         for tab in npm_run.scenario(name).tabs():
             for socket in tab.sockets:
+                # The sample has no chunks of a continuation's stream (its instant model's ended
+                # before the ACK, wire-observations §12); the tool-answers test checks those.
+                continuations = {f.data.get("id") for f in socket.received if f.data.get("continuation")}
                 for frame in socket.frames:
+                    if frame.type == "cf_agent_use_chat_response" and frame.data.get("id") in continuations \
+                            and not frame.data.get("done"):
+                        continue
                     seen.setdefault((frame.dir, *_shape(frame.data)), f"{name}: {frame.raw[:200]}")
     unknown = {shape: example for shape, example in seen.items() if shape not in reference}
     # RPC and agent-tool events are not in the sample; RPC frames are checked byte for byte in the
-    # two-tab test, agent-tool events (reference §2.9) in the agent-tool test.
-    ours = {"rpc", "agent-tool-event"}
+    # two-tab test, agent-tool events (reference §2.9) in the agent-tool test, the protocol error
+    # of a refused tool result in the tool-answers test.
+    ours = {"rpc", "agent-tool-event", "cf_agent_protocol_error"}  # the last: a refused frame (ours)
     assert {shape[1] for shape in unknown} <= ours, "\n".join(f"{s}\n  e.g. {e}" for s, e in unknown.items())
     assert {shape[1] for shape in seen} - ours <= known_types
     assert len(seen) >= 25  # the scenarios covered most of the catalogue

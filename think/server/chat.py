@@ -70,6 +70,7 @@ from think.stream.fanout import (
 from think.tools.tool import client_tool
 from think.turns.concurrency import ConcurrencyPolicy, Submit, SubmitAdmission
 from think.turns.continuation import client_tool_kinds, remember_request, stored_client_tools
+from think.turns.tool_results import ANY_TOOL_STATE, find_part
 from think.turns.trust import Refused, ToolKinds, shadowed_message, split_client_tools
 from think.turns.turn import TurnRequest, TurnResult
 
@@ -312,6 +313,11 @@ class ChatChannel:
     def _refuse_answer(self, connection: Connection, refused: Refused) -> None:
         log.info("%s: refused an answer from connection %s: %s", type(self.agent).__name__, connection.id, refused)
         connection.send_frame(ProtocolErrorFrame(str(refused)))
+        # The stock client shows its answer before the server takes it: give the sender the
+        # server's copy back, or its next request would resend the refused claim.
+        found = find_part(self.agent.session.history(), refused.tool_call_id or "", ANY_TOOL_STATE)
+        if found is not None:
+            connection.send_frame(MessageUpdated(found[0]))
 
     # ---- the resume handshake ------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ TURN_END_WAIT = 10.0
 _TAKES_RESULT = frozenset({"input-streaming", "input-available", "approval-requested", "approval-responded"})
 _TAKES_APPROVAL = frozenset({"input-available", "approval-requested"})
 _WAITING = frozenset({"input-available", "approval-requested"})
-_ANY = frozenset({*_TAKES_RESULT, "output-available", "output-error", "output-denied"})
+ANY_TOOL_STATE = frozenset({*_TAKES_RESULT, "output-available", "output-error", "output-denied"})
 
 Judge = Callable[[ToolPart | None], None]
 """Checks a client's answer against the newest part of its call (None: no such call); raises."""
@@ -205,7 +205,7 @@ class ToolUpdates:
                 session = self.agent.session
                 found = find_part(session.history(), tool_call_id, states)
                 if judge is not None:  # the newest part that could take it, else the newest at all
-                    seen = found or find_part(session.history(), tool_call_id, _ANY)
+                    seen = found or find_part(session.history(), tool_call_id, ANY_TOOL_STATE)
                     judge(_part(*seen) if seen is not None else None)
                 if found is None:
                     return None
