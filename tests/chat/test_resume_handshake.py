@@ -79,8 +79,9 @@ async def test_a_stream_a_restart_interrupted_is_saved_replayed_and_closed(tmp_p
         assert frames[2] == {"type": "cf_agent_stream_resuming", "id": "r1", "probeId": "p"}
         replay = frames[3:]
         assert [f["seq"] for f in replay[:-1]] == list(range(len(replay) - 1))
+        # Closed as the turn it was: aborted, answering the user message u1.
         assert replay[-1] == {"body": "", "done": True, "id": "r1", "type": "cf_agent_use_chat_response",
-                              "replay": True}
+                              "replay": True, "outcome": "aborted", "messageIds": ["u1"]}
         transcript = await recv(ws)
         assert transcript["type"] == "cf_agent_chat_messages" and transcript["messages"] == saved
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": "again"}))

@@ -12,6 +12,9 @@ What the model answers depends on the last user message:
 * `where …`  → calls the client tool `get_city` (declared on the server), then `You are in <city>.`;
 * `delete P` → calls `danger` (needs approval), then `Deleted <P>.`;
 * anything else → `Echo: <text>`.
+
+`NodeRecovering` (for the restart test) answers `count N` with `w01 … wN`, continuing a cut
+answer from its last word.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from tests.shared_tools import add
 from think import Think, agent_tool, callable, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
-from think.testing.models import Reply
+from think.testing.models import Reply, delay
 from think.tools.tool import ToolContext, client_tool
 
 CHUNK_DELAY = 0.002
@@ -124,3 +127,25 @@ class NodeChat(Gate, Think):
         """Let gated turns finish (once opened, the gate of this instance stays open)."""
         self.gate().set()
         return "open"
+
+
+COUNT_DELAY = 0.05
+"""Seconds between two words of a `count N` answer."""
+
+
+def count_script(request: ModelRequest) -> Reply:
+    """`count N` → `w01 w02 … wN`, a word every `COUNT_DELAY` seconds; asked to continue a cut
+    answer (`request.continuing`), only the words after the last one it said."""
+    total = int(request.last_user_text.split()[1])
+    said = (request.continuing or "").split()
+    items: list[Any] = []
+    for k in range(len(said) + 1, total + 1):
+        items += [text(f"w{k:02d} "), delay(COUNT_DELAY)]
+    return items
+
+
+class NodeRecovering(Think):
+    """Served by `restart_app.py` in a subprocess the restart test kills: `count N` answers."""
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(count_script)

@@ -417,6 +417,53 @@ const standalone = {
   },
 };
 
+// Scenarios that need the test's help in the middle (kill and restart the server): run only when
+// named in `plan.only`. `control(what)` prints {"control": what} and waits for the test's answer,
+// one line on stdin.
+const controlled = {
+  /** The server is SIGKILLed while an answer streams and restarted on the same data; the page
+   *  stays open, reconnects, and gets the saved words replayed and the recovery's continuation. */
+  async restart({ open, control }) {
+    const a = await open("A");
+    await a.send("count 40");
+    await a.waitFor(`(s) => { const m = s.messages.at(-1); return m && m.role === "assistant" &&
+      m.parts.some((p) => p.type === "text" && p.text.includes("w13")); }`);
+    const beforeKill = await a.state();
+    const restarted = await control("kill-and-restart");
+    await a.waitFor(`(s) => s.sockets.length >= 2 && s.status === "ready" && !s.isServerStreaming &&
+      s.sockets.at(-1).events.some((e) => e.dir === "in" && e.data.includes('"recovering":false')) &&
+      s.messages.at(-1)?.parts.some((p) => p.type === "text" && p.text.includes("w40"))`, 40_000);
+    const live = await a.close();
+    const b = await open("reloaded");
+    return { A: live, before_kill: beforeKill, restarted, reloaded: await b.close() };
+  },
+};
+
+let stdinLines = null; // read only by scenarios that use control()
+const readLines = () => {
+  let buffer = "";
+  const waiting = [];
+  const ready = [];
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (data) => {
+    buffer += data;
+    let at;
+    while ((at = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      if (waiting.length) waiting.shift()(line);
+      else ready.push(line);
+    }
+  });
+  return { next: () => (ready.length ? Promise.resolve(ready.shift()) : new Promise((r) => waiting.push(r))) };
+};
+
+async function control(what) {
+  stdinLines ??= readLines();
+  process.stdout.write(`${JSON.stringify({ control: what })}\n`);
+  return JSON.parse(await stdinLines.next());
+}
+
 async function runScenario(name) {
   const room = `${name.replaceAll("_", "-")}-${plan.run ?? "x"}`;
   const tabs = [];
@@ -429,7 +476,7 @@ async function runScenario(name) {
   };
   const t0 = Date.now();
   try {
-    const result = await (scenarios[name] ?? standalone[name])({ open, room });
+    const result = await (scenarios[name] ?? standalone[name] ?? controlled[name])({ open, room, control });
     return { ok: true, room, ms: Date.now() - t0, result };
   } catch (error) {
     return { ok: false, room, ms: Date.now() - t0, error: error?.stack ?? String(error), state: error?.state ?? null };
@@ -439,7 +486,7 @@ async function runScenario(name) {
 }
 
 const names = plan.only ?? Object.keys(scenarios);
-const unknown = names.filter((name) => !(name in scenarios) && !(name in standalone));
+const unknown = names.filter((name) => !(name in scenarios) && !(name in standalone) && !(name in controlled));
 if (unknown.length) {
   console.error(`unknown scenarios: ${unknown.join(", ")}`);
   process.exit(2);
@@ -448,3 +495,4 @@ const results = plan.serial
   ? await names.reduce(async (acc, name) => ({ ...(await acc), [name]: await runScenario(name) }), {})
   : Object.fromEntries(await Promise.all(names.map(async (name) => [name, await runScenario(name)])));
 process.stdout.write(`${JSON.stringify({ node: process.version, scenarios: results })}\n`);
+if (stdinLines) process.stdin.destroy(); // no more control answers: let the process end

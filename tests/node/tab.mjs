@@ -96,6 +96,7 @@ let toolEvents = null; // the latest useAgentToolEvents() result
 const turnEnds = []; // onTurnEnd events
 const sends = []; // one entry per sendMessage/regenerate call: how its promise settled
 const streamed = []; // {id, text} of the last assistant message at each render while streaming (changes only)
+const shown = []; // [[role, id, text], …] of every message at each render (changes only)
 let renders = 0;
 let agentState = null; // {value} once useAgent's onStateUpdate delivered the agent's state
 
@@ -112,6 +113,8 @@ function Tab({ options }) {
   chat = useAgentChat({ agent, onTurnEnd: (event) => turnEnds.push(event) });
   toolEvents = useAgentToolEvents({ agent });
   renders += 1;
+  const now = JSON.stringify(chat.messages.map((m) => [m.role, m.id, textOf(m)]));
+  if (shown.at(-1) !== now) shown.push(now);
   const last = chat.messages.at(-1);
   if (chat.status === "streaming" && last?.role === "assistant") {
     const text = textOf(last);
@@ -141,6 +144,7 @@ function state() {
     agentToolRuns: toolEvents ? structuredClone(toolEvents.runsById) : {},
     sends: structuredClone(sends),
     streamed: structuredClone(streamed),
+    shown: shown.map((entry) => JSON.parse(entry)),
     renders,
     sockets: structuredClone(sockets),
     http: structuredClone(http),

@@ -87,6 +87,8 @@ class CrashModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         messages = list(request.messages)
+        if request.continuing is not None:
+            messages = messages[:-1]  # the continue prompt: the partial reply is what counts
         last_user = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
         question = "".join(c.text for c in messages[last_user].content if isinstance(c, TextContent)) \
             if last_user >= 0 else ""

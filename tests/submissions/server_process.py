@@ -33,11 +33,12 @@ class ServerProcess:
 
 
 @contextmanager
-def serve_process(app: str, env: dict[str, str], *, ready_path: str) -> Iterator[ServerProcess]:
-    """Run `python -m uvicorn <app>` until the block ends (or the test kills it)."""
+def serve_process(app: str, env: dict[str, str], *, ready_path: str, port: int = 0) -> Iterator[ServerProcess]:
+    """Run `python -m uvicorn <app>` until the block ends (or the test kills it). `port`: the
+    port of a server that was killed, for clients that reconnect to the same address."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     sock.listen(128)
     port = sock.getsockname()[1]
     command = [sys.executable, "-m", "uvicorn", app, "--fd", str(sock.fileno()), "--log-level", "warning",

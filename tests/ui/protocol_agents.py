@@ -2,7 +2,7 @@
 
 `ProtocolChat` answers by the first word of the user's message:
 
-* `slow N` — N words, 30 ms apart (`w01 w02 …`);
+* `slow N` — N words, 30 ms apart (`w01 w02 …`); a recovery continues from the last word said;
 * `gated` — "Gated: held", then waits until `POST …/gate` opens this instance's gate, then " open"
   (`GET …/queue` says how many turns wait behind it);
 * `notify` — calls `notify_team`, which needs approval;
@@ -60,9 +60,10 @@ def gate(name: str) -> anyio.Event:
     return _GATES[name]
 
 
-def slow(count: int) -> list[str | Item]:
+def slow(count: int, continuing: str | None = None) -> list[str | Item]:
+    """`w01 … wN`, a word every `WORD_DELAY`; continuing a cut answer, the words after its last."""
     items: list[str | Item] = []
-    for i in range(1, count + 1):
+    for i in range(len((continuing or "").split()) + 1, count + 1):
         items += [text(f"w{i:02d} "), delay(WORD_DELAY)]
     return items
 
@@ -85,7 +86,7 @@ class GatedModel(ScriptedModel):
         said = request.last_user_text
         word = said.split(" ", 1)[0].lower()
         if word == "slow":
-            return slow(int(said.split()[1]))
+            return slow(int(said.split()[1]), request.continuing)
         if word == "notify":
             return call("notify_team", message="The deploy finished")
         if word == "locate":

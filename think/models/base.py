@@ -118,6 +118,10 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
 
+CONTINUE_PROMPT = "Continue your previous response from exactly where it left off. Do not repeat any of it."
+"""The ephemeral user message that ends a request continuing a cut-off reply (never stored; see
+`think.turns.extend`)."""
+
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]
 """`"auto"`, `"none"`, `"required"` or `{"type": "tool", "name": ...}`."""
 
@@ -152,11 +156,33 @@ class ModelRequest:
     @property
     def last_user_text(self) -> str:
         """The text of the newest user message ("" if there is none): what a scripted or a
-        rule-based model usually answers."""
+        rule-based model usually answers. The `CONTINUE_PROMPT` of a continued reply is not
+        the user's: the message before it counts."""
         for message in reversed(self.messages):
             if isinstance(message, UserMessage):
-                return "".join(c.text for c in message.content if isinstance(c, TextContent))
+                text = "".join(c.text for c in message.content if isinstance(c, TextContent))
+                if text != CONTINUE_PROMPT or message is not self.messages[-1]:
+                    return text
         return ""
+
+    @property
+    def continuing(self) -> str | None:
+        """The text of the reply this call is asked to continue (the request ends with the
+        `CONTINUE_PROMPT` after it; every step of it since the user's message), or None: a
+        scripted model picks up where it stopped."""
+        messages = self.messages
+        if len(messages) < 2 or not isinstance(messages[-1], UserMessage) or not isinstance(messages[-2],
+                                                                                           AssistantMessage):
+            return None
+        if "".join(c.text for c in messages[-1].content if isinstance(c, TextContent)) != CONTINUE_PROMPT:
+            return None
+        said: list[str] = []
+        for message in reversed(messages[:-1]):
+            if isinstance(message, UserMessage):
+                break
+            if isinstance(message, AssistantMessage):
+                said.append("".join(c.text for c in message.content if isinstance(c, TextContent)))
+        return "".join(reversed(said))
 
 
 @runtime_checkable

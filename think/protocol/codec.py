@@ -326,6 +326,8 @@ def _response(f: ChatResponse) -> JSONObject:
                            "replay": True}
         if f.replay_complete:
             out["replayComplete"] = True
+        if f.outcome is not None:  # an interrupted stream's closing frame: outcome "aborted"
+            out["outcome"] = f.outcome
     else:
         out = {"type": "cf_agent_use_chat_response", "id": f.id, "body": f.body, "done": f.done}
         if f.error:

@@ -17,8 +17,9 @@ of every stream the dead process left open. `start()` then takes each fiber left
    tool's `recovery` policy (`"rerun"`: run again first thing in the continuation; `"report"`: an
    "interrupted" error the model sees); completed calls have their output and never run again;
 5. after a backoff, the turn is retried (nothing was streamed: the same user message is answered
-   again, not added twice) or continued (`continue_last_turn` semantics), under a new request id
-   whose fiber inherits the incident (root request id, attempt, progress, work, stash).
+   again, not added twice) or continued, under a new request id whose fiber inherits the incident
+   (root request id, attempt, progress, work, stash). A continuation streams into the partial
+   reply (`TurnRequest.extend`, see `think.turns.extend`): the answer stays one message.
 
 Clients see `cf_agent_chat_recovering` (the `Recovering` fan-out event) while a recovery runs, and
 a client that connects meanwhile gets it on connect.
@@ -452,8 +453,8 @@ class ChatRecovery:
         self._note(RecoveryOutcome(rid, kind_of, attempt, recovery_request_id=new_id))
         log.info("recovering interrupted turn %s (%s, attempt %d) as %s", rid, kind_of, attempt, new_id)
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
-                           body=fiber.last_body, client_tools=_tools_of(fiber.client_tools),
-                           session_id=fiber.session_id)
+                           extend=kind_of == "continue", body=fiber.last_body,
+                           client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id)
         self._spawn(self._run(turn, policy.delay(attempt)))
 
     async def _run(self, turn: TurnRequest, delay: float) -> None:

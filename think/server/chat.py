@@ -127,9 +127,10 @@ class ChatChannel:
         answer = greeting(self._situation())
         if answer is not None:
             self._apply(connection, answer)
-        if answer is None or answer.action == "park":
+        if answer is None or answer.action == "park" or self._base_first():
             connection.send(self._transcript_for(connection.id, self.agent.session.history_json(), connect=True))
-        if (recovering := self.agent.recovery.recovering) is not None:
+        replays_orphan = answer is not None and answer.action == "await-ack" and self.agent.streams.live is None
+        if (recovering := self.agent.recovery.recovering) is not None and not replays_orphan:
             connection.send_frame(ChatRecovering(True, recovering))  # it missed the transition
         for frame in self.agent.agent_tool_runs.frames():  # recent child runs, `"replay": true`
             connection.send(orjson.dumps(frame).decode())
@@ -357,9 +358,11 @@ class ChatChannel:
                 connection.send_frame(ChatResponse(id=request_id, replay=True, replay_complete=True))
             case "replay-orphan":
                 self._replay(connection, request_id)
-                connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
+                connection.send_frame(self._orphan_done(request_id))
                 streams.settle_orphan(request_id)  # its partial was saved when the agent started
                 self._broadcast_transcript(self.agent.session.history_json())
+                if (recovering := self.agent.recovery.recovering) is not None:
+                    connection.send_frame(ChatRecovering(True, recovering))  # after the stream it recovers
             case "replay-failed":
                 terminal = streams.terminal
                 self._replay(connection, request_id)
@@ -370,10 +373,32 @@ class ChatChannel:
             case "ignore":
                 pass
 
+    def _base_first(self) -> bool:
+        """Whether a connecting client gets the stored transcript before the active stream: when
+        that stream appends to a stored message (a recovery continuation) or is an interrupted
+        continuation (its chunks were saved as a message the client may not have). A first
+        turn's replay rebuilds its message from the `start` chunk on and needs no transcript."""
+        streams = self.agent.streams
+        live = streams.live
+        if live is not None:
+            return live.extends
+        return streams.orphan is not None and streams.orphan.continuation
+
     def _replay(self, connection: Connection, request_id: str) -> None:
         streams = self.agent.streams
         chunks = streams.chunks(request_id)
         live = streams.live
+        if live is not None and live.request_id == request_id and live.extends:
+            # A recovery continuation: its chunks extend the stored partial the client already has.
+            for seq, body in chunks:
+                connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True, continuation=True))
+            return
+        if chunks and request_id in streams.extending:
+            # Interrupted while it extended the partial: that message, stored whole, came with
+            # the transcript; only the stream's start is replayed (the client appends nothing).
+            connection.send_frame(ChatResponse(id=request_id, body=chunks[0][1], seq=chunks[0][0], replay=True,
+                                               continuation=True))
+            return
         if chunks and not (live is not None and live.request_id == request_id):
             info = streams.get(request_id)
             if info is not None and info.continuation and info.message_id:
@@ -382,6 +407,21 @@ class ChatChannel:
                 chunks[0] = (chunks[0][0], _with_message_id(chunks[0][1], info.message_id))
         for seq, body in chunks:
             connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True))
+
+    def _orphan_done(self, request_id: str) -> ChatResponse:
+        """The frame that closes the replay of a stream a restart interrupted: outcome `aborted`
+        (its recovery, if any, comes as a turn of its own) and the user message it answered."""
+        info = self.agent.streams.get(request_id)
+        continuation = info is not None and info.continuation
+        user_ids: tuple[str, ...] = ()
+        history = self.agent.session.history()
+        at = self.agent.session.index_of(info.message_id) if info is not None and info.message_id else None
+        for message in reversed(history[:at] if at is not None else history):
+            if message.role == "user":
+                user_ids = (message.id,)
+                break
+        return ChatResponse(id=request_id, done=True, replay=True, outcome="aborted", continuation=continuation,
+                            message_ids=None if continuation else user_ids)
 
     def _release_parked_if_idle(self) -> None:
         if not self.parked or self._pre_stream:

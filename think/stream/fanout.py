@@ -34,6 +34,8 @@ class TurnStarted:
     request_id: str
     continuation: bool = False
     user_message_ids: tuple[str, ...] = ()
+    extends: str | None = None
+    """The stored assistant message a recovery continuation streams into (see `TurnRequest.extend`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,6 +122,8 @@ class LiveStream:
     content_flushed: bool = False
     tool_calls: set[str] = field(default_factory=set)
     """Tool call ids this stream announced (a result may arrive before the turn has ended)."""
+    extends: bool = False
+    """A recovery continuation streaming into the stored message `message_id`."""
 
 
 class ResumableStreams:
@@ -136,6 +138,9 @@ class ResumableStreams:
         """The stream being produced now."""
         self.orphan: StreamInfo | None = None
         """A stream a restart interrupted, offered to reconnecting clients until one ACKs it."""
+        self.extending: set[str] = set()
+        """Interrupted streams of recovery continuations: their chunks were folded into the
+        message they extended (rebuilt at start-up), so a replay must not build them again."""
         self._errors: dict[str, str] = {}
         self._last_event: ChunkEvent | None = None
         self._last_body = ""
@@ -149,8 +154,8 @@ class ResumableStreams:
             self.append(event)
             return
         match event:
-            case TurnStarted(request_id=request_id, continuation=continuation):
-                self.start(request_id, continuation=continuation)
+            case TurnStarted(request_id=request_id, continuation=continuation, extends=extends):
+                self.start(request_id, continuation=continuation, extends=extends)
             case TurnFailed(request_id=request_id, error=error):
                 self._errors[request_id] = error
                 if len(self._errors) > 64:  # failures of turns that had already finished (recovery)
@@ -166,20 +171,22 @@ class ResumableStreams:
 
     # ---- writing ------------------------------------------------------------------------------
 
-    def start(self, request_id: str, *, continuation: bool = False) -> None:
+    def start(self, request_id: str, *, continuation: bool = False, extends: str | None = None) -> None:
         """A turn starts streaming: its earlier chunks (a reused request id) and the terminal
-        record go, and an orphan is no longer offered."""
+        record go, and an orphan is no longer offered. `extends`: the stored message a recovery
+        continuation streams into (recorded at once, so a crash rebuilds onto that message)."""
         if self.live is not None:
             self._flush(self.live)
         now = self.clock()
         self.db.sql("DELETE FROM think_stream_chunks WHERE request_id = ?", request_id)
-        self.db.sql("INSERT OR REPLACE INTO think_streams (request_id, status, continuation, created_at) "
-                    "VALUES (?, 'streaming', ?, ?)", request_id, int(continuation), now)
+        self.db.sql("INSERT OR REPLACE INTO think_streams (request_id, status, continuation, message_id, created_at) "
+                    "VALUES (?, 'streaming', ?, ?, ?)", request_id, int(continuation), extends, now)
         if self.orphan is not None:
             self._set_status(self.orphan.request_id, "completed", now)
             self.orphan = None
         self.clear_terminal()
-        self.live = LiveStream(request_id, continuation, flushed_at=self.monotonic())
+        self.live = LiveStream(request_id, continuation, message_id=extends, extends=extends is not None,
+                               flushed_at=self.monotonic())
         self._sweep_now_and_then(now)
 
     def append(self, event: ChunkEvent) -> str:
@@ -283,6 +290,9 @@ class ResumableStreams:
         self.db.sql("UPDATE think_streams SET status = 'orphaned' WHERE status = 'streaming'")
         infos = [StreamInfo(r["request_id"], "orphaned", bool(r["continuation"]), r["message_id"]) for r in rows]
         self.orphan = infos[-1] if infos else None
+        # A continuation still streaming that names its message was a recovery continuation.
+        self.extending = {r["request_id"] for r in rows
+                          if r["status"] == "streaming" and r["continuation"] and r["message_id"]}
         return [info for info, row in zip(infos, rows, strict=True) if row["status"] == "streaming"]
 
     def set_message_id(self, request_id: str, message_id: str) -> None:

@@ -17,9 +17,10 @@ the agent starts, rows left `running` by a process that died are recovered:
 * messages not applied yet → back to `pending`;
 * the turn had ended (its resumable stream says so) → that status (only the status was lost);
 * its reply was cut short (the restart saved the partial reply) → the reply is continued by a
-  continuation turn, as the original's chat recovery does; the tool calls the crash cut off are
-  settled by their tools' `recovery` policy first, by the code chat recovery uses
-  (`think.recovery.cutoff`: `"rerun"` ones run again at the continuation's start);
+  continuation turn that streams into the partial (one answer, one message), as chat recovery
+  does; the tool calls the crash cut off are settled by their tools' `recovery` policy first, by
+  the code chat recovery uses (`think.recovery.cutoff`: `"rerun"` ones run again at the
+  continuation's start);
 * a reply follows and no stream says otherwise → `completed` (the crash hit between persisting
   the reply and recording the status);
 * no reply yet → back to `pending`: the turn runs again over the same messages, which are not
@@ -275,7 +276,7 @@ class Submissions:
         self._running_request[submission_id] = request_id
         try:
             result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim, continuation=resume,
-                                                      session_id=session_id))
+                                                      extend=resume, session_id=session_id))
         except Exception as exc:
             log.exception("submission %s crashed", submission_id)
             self._settle(submission_id, "error", f"{type(exc).__name__}: {exc}")

@@ -17,6 +17,7 @@ import orjson
 
 from think.messages import Message
 from think.stream.fold import Fold
+from think.turns.extend import closed
 from think.turns.tool_results import settle_earlier_calls
 
 if TYPE_CHECKING:
@@ -25,9 +26,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("think.turns")
 
 
-def rebuild(chunks: list[tuple[int, str]], *, message_id: str, continuation: bool) -> tuple[Message, Fold]:
-    """The assistant message a stream's chunks build, and the fold (with outputs for earlier calls)."""
-    fold = Fold(Message(id=message_id, role="assistant"), continuation=continuation)
+def rebuild(chunks: list[tuple[int, str]], *, message_id: str, continuation: bool,
+            base: Message | None = None) -> tuple[Message, Fold]:
+    """The assistant message a stream's chunks build (onto `base`, the stored message a recovery
+    continuation extended, if any), and the fold (with outputs for earlier calls)."""
+    fold = Fold(base if base is not None else Message(id=message_id, role="assistant"), continuation=continuation)
     for _, body in chunks:
         try:
             chunk = orjson.loads(body)
@@ -43,8 +46,10 @@ async def recover_interrupted_streams(agent: Think) -> list[Message]:
     saved: list[Message] = []
     for info in agent.streams.orphans():
         chunks = agent.streams.chunks(info.request_id)
-        # A first turn's `start` chunk carries the reply's id; a continuation's reply gets a new one.
-        message, fold = rebuild(chunks, message_id=str(uuid.uuid4()), continuation=info.continuation)
+        # A first turn's `start` chunk carries the reply's id; a continuation's reply gets a new
+        # one, unless it was a recovery continuation: that one extends the message it named.
+        base = _extended(agent, info.message_id) if info.continuation else None
+        message, fold = rebuild(chunks, message_id=str(uuid.uuid4()), continuation=info.continuation, base=base)
         try:
             if fold.cross_message:
                 await settle_earlier_calls(agent.session, fold.cross_message)
@@ -54,3 +59,14 @@ async def recover_interrupted_streams(agent: Think) -> list[Message]:
         except Exception:
             log.exception("could not save the partial reply of interrupted turn %s", info.request_id)
     return saved
+
+
+def _extended(agent: Think, message_id: str | None) -> Message | None:
+    """The stored message an interrupted recovery continuation streamed into, closed (None when
+    it is not the newest message any more: the chunks then make a message of their own)."""
+    if message_id is None:
+        return None
+    history = agent.session.history()
+    if not history or history[-1].id != message_id:
+        return None
+    return closed(history[-1])[0]

@@ -28,6 +28,7 @@ from think.protocol.limits import chunk_within_limit
 from think.stream.fanout import ChunkEvent, Fanout, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
 from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
+from think.turns.extend import extended_reply, with_continue_prompt
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.trust import merge_client_tools
@@ -104,10 +105,14 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         return failed
     model, request, tools, max_steps, send_reasoning, extras = prepared
 
-    reply = Message(id=str(uuid.uuid4()), role="assistant")
+    history = session.history()
+    # A recovery continuation streams into the partial it continues (closed first, see extend.py).
+    base = extended_reply(history) if turn.extend and turn.continuation else None
+    if base is not None:
+        session.save([base])
+    reply = base.copy_deep() if base is not None else Message(id=str(uuid.uuid4()), role="assistant")
     fold = Fold(reply, continuation=turn.continuation)
     # The message the turn's tool calls belong to: a continuation extends the newest reply.
-    history = session.history()
     message_id = history[-1].id if turn.continuation and history and history[-1].role == "assistant" else reply.id
     attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
@@ -136,7 +141,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         if chunk["type"] in ON_CHUNK_TYPES:
             await agent.on_chunk(chunk)
 
-    await fanout.publish(TurnStarted(request_id, turn.continuation, user_ids))
+    await fanout.publish(TurnStarted(request_id, turn.continuation, user_ids,
+                                     extends=base.id if base is not None else None))
     overflow_retries = agent.context_overflow.max_retries if agent.context_overflow.reactive else 0
     status: TurnStatus = "completed"
     error: str | None = None
@@ -167,7 +173,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         if (failure is not None and overflow_retries > 0
                 and agent.classify_chat_error(failure) == "context_overflow" and await compact_for_retry(session)):
             overflow_retries -= 1
-            reply = Message(id=reply.id, role="assistant")
+            reply = base.copy_deep() if base is not None else Message(id=reply.id, role="assistant")
             fold = Fold(reply, continuation=turn.continuation)
             try:
                 model, request, tools, max_steps, send_reasoning, extras = await _prepare(agent, turn, session)
@@ -253,6 +259,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
             max_steps = config.max_steps
         if config.send_reasoning is not None:
             send_reasoning = config.send_reasoning
+    model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled
     extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
     system = extras.apply(tools, system)
     specs = tuple(ToolSpec(t.name if t.name == n else n, t.description, t.input_schema) for n, t in tools.items())

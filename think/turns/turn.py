@@ -25,6 +25,10 @@ class TurnRequest:
     the head of the queue that returns them."""
     continuation: bool = False
     """Continue the last assistant message instead of answering a new user message."""
+    extend: bool = False
+    """A recovery continuation: the reply streams into the newest assistant message (the partial
+    a crash cut short; its open text part is closed) instead of becoming a message of its own,
+    so the answer stays one message. Only with `continuation`."""
     body: JSONObject | None = None
     """Custom fields from the client's request body, for `before_turn`."""
     client_tools: Sequence[Tool] = ()
