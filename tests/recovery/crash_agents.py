@@ -24,13 +24,22 @@ from typing import Any
 import anyio
 
 from think import Think, agent_tool, callable, client_tool, tool
-from think.models.base import AssistantMessage, ModelRequest, TextContent, ToolCallContent, ToolMessage, UserMessage
+from think.models.base import (
+    CONTINUE_PROMPT,
+    AssistantMessage,
+    ModelRequest,
+    TextContent,
+    ToolCallContent,
+    ToolMessage,
+    UserMessage,
+)
 from think.models.events import Finish, StreamEvent, TextDelta, ToolCallReady, ToolCallStart
 from think.recovery import ChatRecoveryPolicy
 from think.testing.models import Reply, ScriptedModel, call
 from think.tools.tool import ToolContext
 
 PREFACE = "Let me check. "
+CONTINUING = (TextContent(CONTINUE_PROMPT),)
 
 
 def answer(question: str) -> str:
@@ -86,9 +95,8 @@ class CrashModel:
         self.tools = tools
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        messages = list(request.messages)
-        if request.continuing is not None:
-            messages = messages[:-1]  # the continue prompt: the partial reply is what counts
+        # The continue prompt of a recovered reply is not the user's: the partial is what counts.
+        messages = [m for m in request.messages if not (isinstance(m, UserMessage) and m.content == CONTINUING)]
         last_user = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
         question = "".join(c.text for c in messages[last_user].content if isinstance(c, TextContent)) \
             if last_user >= 0 else ""

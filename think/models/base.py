@@ -157,11 +157,11 @@ class ModelRequest:
     def last_user_text(self) -> str:
         """The text of the newest user message ("" if there is none): what a scripted or a
         rule-based model usually answers. The `CONTINUE_PROMPT` of a continued reply is not
-        the user's: the message before it counts."""
+        the user's: it is skipped."""
         for message in reversed(self.messages):
             if isinstance(message, UserMessage):
                 text = "".join(c.text for c in message.content if isinstance(c, TextContent))
-                if text != CONTINUE_PROMPT or message is not self.messages[-1]:
+                if text != CONTINUE_PROMPT:
                     return text
         return ""
 
