@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
+from think.context.block_tools import context_tools
 from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
@@ -254,6 +255,13 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
         `content: null` with `reason` and `note` for binary files and files over `max_bytes`
         (at most 4 MB). Missing paths and directories are errors (see `preview_file`)."""
         return await preview_file(self.workspace, path, max_bytes=max_bytes)
+
+    @rpc_callable(description="The names of the tools this agent runs itself (never a client's to run).")
+    def server_tools(self) -> list[str]:
+        """Names of the tools the server executes (workspace, `get_tools()`, context blocks,
+        skills): a client never runs a call of these; the web UI shows them as the agent's."""
+        tools = {**self.all_tools(), **context_tools(self.session), **self.skills.tools()}
+        return sorted(name for name, tool in tools.items() if not tool.is_client_tool)
 
     # ---- lifecycle -------------------------------------------------------------------------------
 

@@ -125,8 +125,9 @@ class ProtocolBrowser:
         self._proc.stdin.flush()
         return self._answer(self._ids, answer_timeout)
 
-    def open(self, name: str, url: str) -> Tab:
-        self.command("open", page=name, url=url)
+    def open(self, name: str, url: str, *, harness: bool = True) -> Tab:
+        """A new tab on `url`; with `harness`, once the harness page's hook is connected."""
+        self.command("open", page=name, url=url, harness=harness)
         return Tab(self, name)
 
     def close(self) -> None:
@@ -158,7 +159,8 @@ class Tab:
             return self.browser.command("wait", page=self.name, js=js, timeout=int(timeout * 1000),
                                         answer_timeout=timeout + 10)
         except DriverError as exc:
-            state = self.eval("JSON.stringify({status: harness.status, error: harness.error, "
+            state = self.eval("typeof harness === 'undefined' ? document.body.innerText.slice(-1500) : "
+                              "JSON.stringify({status: harness.status, error: harness.error, "
                               "texts: harness.texts ? harness.texts() : null})")
             frames = self.frames()["received"][-12:]
             console = self.browser.command("console", page=self.name)[-10:]

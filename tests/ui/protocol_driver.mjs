@@ -1,7 +1,8 @@
 // An interactive browser for tests/ui/test_protocol_conformance.py: headless Chromium (the
 // system one) driven by JSON commands on stdin, one a line; one JSON answer a line on stdout.
 //
-//   {"id": 1, "cmd": "open", "page": "a", "url": "http://…"}     a new tab (same browser profile)
+//   {"id": 1, "cmd": "open", "page": "a", "url": "http://…"}     a new tab (same browser profile);
+//                                     "harness": false for another page (no wait for window.harness)
 //   {"id": 2, "cmd": "eval", "page": "a", "js": "harness.status"}  → {"id": 2, "ok": true, "value": …}
 //   {"id": 3, "cmd": "wait", "page": "a", "js": "…", "timeout": 10000}   until `js` is truthy → its value
 //   {"id": 4, "cmd": "reload", "page": "a"}     {"cmd": "close", "page": "a"}
@@ -39,6 +40,7 @@ const context = await chromium.launchPersistentContext(profile, {
   args: FLAGS,
   viewport: { width: 1000, height: 800 },
   timeout: 30000,
+  bypassCSP: true, // "wait" evaluates its expression, which the shipped page's CSP forbids
 });
 const pages = new Map();
 
@@ -51,7 +53,7 @@ function record(list, payload) {
   }
 }
 
-async function open(name, url) {
+async function open(name, url, harness = true) {
   const page = await context.newPage();
   const state = { page, frames: { sent: [], received: [] }, console: [] };
   page.on("console", (message) => state.console.push(`${message.type()}: ${message.text()}`));
@@ -62,7 +64,7 @@ async function open(name, url) {
   });
   pages.set(name, state);
   await page.goto(url, { waitUntil: "load" });
-  await connected(page);
+  if (harness) await connected(page);
 }
 
 // The hook mounted and its socket is open (a message sent before that can be lost by the hook).
@@ -80,7 +82,7 @@ function pageOf(command) {
 async function handle(command) {
   switch (command.cmd) {
     case "open":
-      await open(command.page, command.url);
+      await open(command.page, command.url, command.harness !== false);
       return null;
     case "eval":
       return await pageOf(command).page.evaluate(command.js);

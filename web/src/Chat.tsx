@@ -21,7 +21,17 @@ import {
 } from "react";
 import { FilesPanel } from "./Files";
 import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
-import { FilePart, isToolPart, Reasoning, TextPart, ToolCall, type ToolActions, type ToolPart } from "./parts";
+import {
+  FilePart,
+  isToolPart,
+  Reasoning,
+  TextPart,
+  ToolCall,
+  toolName,
+  type CallContext,
+  type ToolActions,
+  type ToolPart,
+} from "./parts";
 
 export const SUGGESTIONS = [
   "What is 12*(3+4)?",
@@ -139,7 +149,37 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
     return () => agent.removeEventListener("message", onMessage);
   }, [agent]);
 
+  // The tools the agent runs itself (RPC `server_tools`): a call of one of them is never this
+  // page's to run, whatever state it is left in (a server that went down mid-call, say). Until
+  // the list arrives no call is offered to the page.
+  const [serverTools, setServerTools] = useState<ReadonlySet<string> | null>(null);
+  useEffect(() => {
+    if (connection !== "open") return;
+    let live = true;
+    agent.call<string[]>("server_tools", []).then(
+      (names) => {
+        if (live && Array.isArray(names)) setServerTools(new Set(names));
+      },
+      () => {
+        // An agent without the RPC (not a Think): calls stay the agent's.
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [agent, connection]);
+
   const busy = status === "submitted" || status === "streaming" || isStreaming || isServerStreaming;
+  const offline = connection !== "open";
+  const callContext = useCallback(
+    (part: ToolPart, latest: boolean): CallContext => ({
+      busy: busy && latest,
+      offline,
+      pageRuns: serverTools !== null && !serverTools.has(toolName(part)),
+      recovering: isRecovering,
+    }),
+    [busy, offline, serverTools, isRecovering],
+  );
   const groups = useMemo(() => groupMessages(messages), [messages]);
   const lastGroup = groups[groups.length - 1];
 
@@ -328,7 +368,12 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                     );
                     const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
                     return (
-                      <article key={group.messages[0].id} className="msg msg-assistant" aria-label="Assistant">
+                      <article
+                        key={group.messages[0].id}
+                        className="msg msg-assistant"
+                        aria-label="Assistant"
+                        data-message-ids={group.messages.map((message) => message.id).join(" ")}
+                      >
                         {parts.map(({ part, key }, i) => {
                           if (part.type === "text") {
                             return (
@@ -343,7 +388,15 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                             return <Reasoning key={key} text={part.text} streaming={part.state === "streaming" && busy} />;
                           }
                           if (isToolPart(part)) {
-                            return <ToolCall key={key} part={part} busy={busy && isLast} canAct={isLast} actions={actions} />;
+                            return (
+                              <ToolCall
+                                key={key}
+                                part={part}
+                                context={callContext(part, isLast)}
+                                canAct={isLast}
+                                actions={actions}
+                              />
+                            );
                           }
                           if (part.type === "file") {
                             return <FilePart key={key} url={part.url} mediaType={part.mediaType} filename={part.filename} />;
@@ -373,6 +426,11 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                     <article className="msg msg-assistant" aria-label="Assistant">
                       <Typing />
                     </article>
+                  ) : null}
+                  {connection === "closed" ? (
+                    <p className="notice notice-reconnecting" role="status">
+                      Connection lost. Reconnecting…
+                    </p>
                   ) : null}
                   {isRecovering ? <p className="notice">Recovering an interrupted reply…</p> : null}
                 </div>

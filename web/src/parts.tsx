@@ -25,12 +25,19 @@ export type ToolActions = {
 
 type Status = { label: string; tone: "busy" | "ok" | "warn" | "error" | "muted" };
 
-function toolStatus(part: ToolPart, busy: boolean): Status {
+/** Where a call stands for this page: `busy` (a turn streams), `offline` (the socket is down),
+ * and whether the page may be asked to run it (`pageRuns`: not one of the server's tools). */
+export type CallContext = { busy: boolean; offline: boolean; pageRuns: boolean; recovering: boolean };
+
+function toolStatus(part: ToolPart, { busy, offline, pageRuns, recovering }: CallContext): Status {
   switch (part.state) {
     case "input-streaming":
-      return { label: "streaming", tone: "busy" };
+      return offline ? { label: "reconnecting", tone: "muted" } : { label: "streaming", tone: "busy" };
     case "input-available":
-      return busy ? { label: "running", tone: "busy" } : { label: "waiting", tone: "warn" };
+      if (offline) return { label: "reconnecting", tone: "muted" };
+      if (busy) return { label: "running", tone: "busy" };
+      if (!pageRuns) return recovering ? { label: "recovering", tone: "busy" } : { label: "running", tone: "busy" };
+      return { label: "waiting", tone: "warn" };
     case "approval-requested":
       return { label: "needs approval", tone: "warn" };
     case "approval-responded":
@@ -89,31 +96,35 @@ function summaryOf(part: ToolPart): string {
   return input;
 }
 
+/** Whether the page is the one asked to run this call now: a call of a tool that is not the
+ * server's, waiting for its output while the page is connected and no turn streams. */
+function asksThePage(part: ToolPart, { busy, offline, pageRuns }: CallContext): boolean {
+  return part.state === "input-available" && !busy && !offline && pageRuns;
+}
+
 /** Cards that need the reader open themselves; the rest stay one line until clicked. */
-function needsAttention(part: ToolPart, busy: boolean): boolean {
-  return (
-    part.state === "approval-requested" || part.state === "output-error" || (part.state === "input-available" && !busy)
-  );
+function needsAttention(part: ToolPart, context: CallContext): boolean {
+  return part.state === "approval-requested" || part.state === "output-error" || asksThePage(part, context);
 }
 
 export const ToolCall = memo(function ToolCall({
   part,
-  busy,
+  context,
   canAct,
   actions,
 }: {
   part: ToolPart;
-  busy: boolean;
+  context: CallContext;
   /** Whether this part belongs to the latest turn, so buttons may act on it. */
   canAct: boolean;
   actions: ToolActions;
 }) {
   const name = toolName(part);
-  const status = toolStatus(part, busy);
+  const status = toolStatus(part, context);
   const needsApproval = part.state === "approval-requested";
-  const awaitingBrowser = part.state === "input-available" && !busy && canAct;
+  const awaitingBrowser = canAct && asksThePage(part, context);
   const [chosen, setChosen] = useState<boolean | null>(null);
-  const open = chosen ?? needsAttention(part, busy);
+  const open = chosen ?? needsAttention(part, context);
   const [answered, setAnswered] = useState(false);
   useEffect(() => setAnswered(false), [part.state]);
 
