@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
-from think.context.block_tools import context_tools
 from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
@@ -66,6 +65,7 @@ from think.turns.continuation import AutoContinuation, forget_request
 from think.turns.interrupted import recover_interrupted_streams
 from think.turns.queue import TurnQueue
 from think.turns.tool_results import ToolUpdates
+from think.turns.trust import tool_kinds
 from think.turns.turn import TurnResult
 from think.workspace.preview import DEFAULT_PREVIEW_BYTES, preview_file
 from think.workspace.tools import create_workspace_tools
@@ -259,9 +259,9 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
     @rpc_callable(description="The names of the tools this agent runs itself (never a client's to run).")
     def server_tools(self) -> list[str]:
         """Names of the tools the server executes (workspace, `get_tools()`, context blocks,
-        skills): a client never runs a call of these; the web UI shows them as the agent's."""
-        tools = {**self.all_tools(), **context_tools(self.session), **self.skills.tools()}
-        return sorted(name for name, tool in tools.items() if not tool.is_client_tool)
+        skills; `think.turns.trust.tool_kinds`): a client never runs a call of these, and the
+        web UI never offers to."""
+        return sorted(tool_kinds(self, ()).server)
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
