@@ -1,8 +1,10 @@
 """Running untrusted commands in isolation: the sandboxed `bash` tool over the workspace.
 
 `bwrap.py` is the bubblewrap recipe (namespaces, unprivileged uid, rlimits, seccomp, timeout),
-`network.py` the optional allowlist proxy, `seccomp.py` the system-call filter, and `bash.py` the
-tool: snapshot the workspace, run the script, write the changes back.
+`command.py` its command line, `root.py` the directory that becomes the sandbox's `/`,
+`memory.py` the memory cap of a whole run, `network.py` the optional allowlist proxy,
+`seccomp.py` the system-call filter, and `bash.py` the tool: snapshot the workspace, run the
+script, write the changes back.
 """
 
 from think.sandbox.bash import BashOptions, create_bash_tool, run_bash

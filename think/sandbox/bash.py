@@ -20,22 +20,22 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
+from think.sandbox import memory
 from think.sandbox.bwrap import (
     MAX_SCRIPT_CHARS,
-    RESERVED_ROOTS,
     Limits,
     RunResult,
-    SandboxRoot,
     SandboxUnavailable,
     find_tools,
     run_script,
     sandbox_root,
 )
 from think.sandbox.network import parse_allowlist
+from think.sandbox.root import RESERVED_ROOTS, SandboxRoot
 from think.tools.tool import Tool, tool
 from think.workspace.errors import InvalidPath
 from think.workspace.media import format_size
@@ -65,6 +65,11 @@ class BashOptions:
     """Per stream (stdout, stderr)."""
     memory_bytes: int = 1024 * 1024 * 1024
     """Address space per process."""
+    run_memory_bytes: int = 1024 * 1024 * 1024
+    """Memory of one run, all its processes together: a cgroup limit where this machine lets us
+    make one, else an rlimit budget (`think.sandbox.memory`; the tool's description says which)."""
+    memory_mode: Literal["auto", "budget"] = "auto"
+    """"budget": the rlimit budget even where a cgroup could be made."""
     max_processes: int = 128
     disk_bytes: int = 64 * 1024 * 1024
     """Room for new data in the sandbox, on top of the snapshot."""
@@ -184,6 +189,7 @@ async def run_bash(workspace: Workspace, script: str, *, cwd: str = "/",
     skipped_paths = {s.path for s in skipped}
     limits = Limits(timeout=options.timeout, max_output_bytes=options.max_output_bytes,
                     max_file_bytes=options.max_workspace_file_bytes, memory_bytes=options.memory_bytes,
+                    run_memory_bytes=options.run_memory_bytes, memory_mode=options.memory_mode,
                     max_processes=options.max_processes,
                     disk_bytes=sum(len(data) for _, data in files) + options.disk_bytes,
                     max_inodes=len(directories) + options.max_workspace_files + 128)
@@ -210,8 +216,12 @@ async def run_bash(workspace: Workspace, script: str, *, cwd: str = "/",
 
     stderr = _decode(result.stderr, result.stderr_dropped)
     if result.timed_out:
-        separator = "" if not stderr or stderr.endswith("\n") else "\n"
-        stderr += f"{separator}bash: killed after the {options.timeout:g} s time limit (exit code 124)"
+        stderr = _note(stderr, f"bash: killed after the {options.timeout:g} s time limit (exit code 124)")
+    if result.oom_kills:
+        stderr = _note(stderr, f"bash: out of memory: the run's processes together reached the "
+                               f"{format_size(options.run_memory_bytes)} memory limit, and "
+                               + ("1 process was" if result.oom_kills == 1 else f"{result.oom_kills} processes were")
+                               + " killed")
     output: dict[str, Any] = {
         "stdout": _decode(result.stdout, result.stdout_dropped),
         "stderr": stderr,
@@ -231,6 +241,10 @@ async def run_bash(workspace: Workspace, script: str, *, cwd: str = "/",
     return output
 
 
+def _note(stderr: str, line: str) -> str:
+    return stderr + ("" if not stderr or stderr.endswith("\n") else "\n") + line
+
+
 def _changed(changes: Sequence[WorkspaceChange]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"created": [], "updated": [], "deleted": [], "directoriesCreated": [],
                                  "directoriesDeleted": []}
@@ -248,14 +262,16 @@ def create_bash_tool(workspace: Workspace, options: BashOptions | None = None) -
     """The `bash` tool over `workspace`."""
     options = options or BashOptions()
     network = "no network access" if not options.network else "network access only to an allowlist"
+    plan = memory.plan(options.run_memory_bytes, options.memory_bytes, options.max_processes,
+                       Limits().budget_processes, mode=options.memory_mode)
 
     @tool(name="bash", description=(
         "Run a bash script in a sandbox whose / is a snapshot of the workspace; files you create, change "
         "or delete are written back to the workspace. Paths are absolute, starting at / (the workspace "
         "root); there is no /workspace or /home. Standard Linux tools are available (coreutils, grep, sed, "
         f"awk, python3…), with {network}, a {options.timeout:g} s time limit, and files of at most "
-        f"{format_size(options.max_workspace_file_bytes)} ({options.max_workspace_files} files at most). "
-        "/tmp is scratch space and is not kept."))
+        f"{format_size(options.max_workspace_file_bytes)} ({options.max_workspace_files} files at most); "
+        f"{plan.describe()}. /tmp is scratch space and is not kept."))
     async def bash(script: str, cwd: str = "/") -> dict[str, Any]:
         """
         Args:

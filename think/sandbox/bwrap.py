@@ -5,11 +5,13 @@ The recipe (see `research/sandboxes.md` §4, where every escape tried against it
 * as root, the root directory is a fresh tmpfs (`size`, `nr_inodes`, nosuid, nodev) owned by a
   per-run unprivileged uid, and the script runs as that uid (`setpriv`, no capabilities, no
   groups) — bwrap run by real root is *not* a privilege drop on its own;
-* bwrap: every namespace unshared (no network unless an allowlist proxy is set up), user
-  namespaces disabled inside, a fresh `/proc` with `/proc/sys` read-only, minimal `/dev`, `/usr`
-  read-only, a private `/tmp`, no `/etc`, `/home` or `/root`, an empty environment;
+* bwrap (`think.sandbox.command`): every namespace unshared (no network unless an allowlist
+  proxy is set up), user namespaces disabled inside, a fresh `/proc` with `/proc/sys` read-only,
+  a minimal read-only `/dev` with a sized `/dev/shm`, `/usr` read-only, a sized private `/tmp`, no
+  `/etc`, `/home` or `/root`, an empty environment, and no host path on its command line;
 * rlimits (address space, file size, processes, open files, CPU) set by `prlimit` before the
-  uid switch, and a seccomp filter (`think.sandbox.seccomp`);
+  uid switch, a memory cap for the whole run (`think.sandbox.memory`: a cgroup, or an rlimit
+  budget), and a seccomp filter (`think.sandbox.seccomp`);
 * a wall-clock timeout that kills the process group; killing bwrap kills its PID namespace, and
   a final sweep kills anything left running as the run's uid.
 
@@ -23,29 +25,34 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import secrets
 import shutil
 import signal
 import stat
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 import anyio.abc
 
+from think.sandbox import memory as run_memory
+from think.sandbox.command import bwrap_args, encode_args, host_command
+from think.sandbox.memory import MemoryPlan, RunCgroup, pid_alive
 from think.sandbox.network import PROXY_PORT, AllowlistProxy, AllowRule, create_namespace
+from think.sandbox.root import SandboxRoot
 from think.sandbox.seccomp import seccomp_filter
 
-RESERVED_ROOTS = ("bin", "dev", "lib", "lib64", "proc", "sbin", "sys", "tmp", "usr")
-"""Top-level names the sandbox mounts or links over; workspace entries there are not mounted."""
 MAX_SCRIPT_CHARS = 100_000
 """A script travels as one argument, and Linux caps one argument at 128 KiB."""
-_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH, _UMOUNT_NOFOLLOW = 2, 4, 2, 8
 _UID_BASE, _UID_SPAN = 2_000_000_000, 1 << 24
 _uids_in_use: set[int] = set()
+_swept = False
 
 
 class SandboxUnavailable(RuntimeError):
@@ -66,8 +73,19 @@ class Limits:
     """tmpfs size (root only)."""
     memory_bytes: int = 1024 * 1024 * 1024
     """Address space per process (RLIMIT_AS)."""
+    run_memory_bytes: int = 1024 * 1024 * 1024
+    """Memory of the whole run, all processes together (`think.sandbox.memory`: a cgroup, or an
+    rlimit budget where none can be made)."""
+    memory_mode: Literal["auto", "budget"] = "auto"
+    """"budget" uses the rlimit budget even where a cgroup could be made."""
+    budget_processes: int = 16
+    """With the rlimit budget: processes allowed, each with `run_memory_bytes / budget_processes`."""
     max_processes: int = 128
     max_open_files: int = 256
+    shm_bytes: int = 16 * 1024 * 1024
+    """Size of `/dev/shm`."""
+    tmp_bytes: int = 16 * 1024 * 1024
+    """Size of `/tmp`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +99,10 @@ class RunResult:
     stderr_dropped: int = 0
     network_log: tuple[str, ...] = ()
     """With an allowlist: one line per proxied request."""
+    memory: MemoryPlan | None = None
+    """How the run's memory was bounded."""
+    oom_kills: int = 0
+    """Processes the kernel killed because the run reached its memory cap (cgroup modes)."""
 
 
 @dataclass(slots=True)
@@ -128,102 +150,6 @@ def find_tools() -> _Tools:
 # ---- the root directory ---------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class SandboxRoot:
-    """The directory that becomes `/` in the sandbox, and who owns what is written into it."""
-
-    path: str
-    uid: int | None
-    """The run's uid (root only); None when the sandbox runs as the current user."""
-
-    def _host(self, rel: str) -> str:
-        return self.path + rel  # rel is a normalized absolute workspace path
-
-    def add_dir(self, rel: str) -> None:
-        host = self._host(rel)
-        os.mkdir(host, 0o755)
-        if self.uid is not None:
-            os.chown(host, self.uid, self.uid, follow_symlinks=False)
-
-    def add_file(self, rel: str, data: bytes) -> tuple[int, int, int]:
-        """Write a file; returns `(size, mtime_ns, inode)` to recognise it unchanged later."""
-        fd = os.open(self._host(rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if self.uid is not None:
-                os.fchown(fd, self.uid, self.uid)
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        return st.st_size, st.st_mtime_ns, st.st_ino
-
-    def walk(self, unreadable: list[str]) -> Iterator[tuple[str, os.stat_result]]:
-        """Every entry under the root except the reserved top-level names, without following links.
-
-        A directory the script made unreadable (`chmod 000`) is opened up first; one that still
-        cannot be listed is appended to `unreadable`, and nothing below it is reported.
-        """
-        pending = ["/"]
-        while pending:
-            directory = pending.pop()
-            host = self.path + (directory if directory != "/" else "")
-            try:
-                entries = list(os.scandir(host))
-            except PermissionError:
-                try:
-                    os.chmod(host, 0o755)
-                    entries = list(os.scandir(host))
-                except OSError:
-                    unreadable.append(directory)
-                    continue
-            except OSError:
-                unreadable.append(directory)
-                continue
-            for entry in entries:
-                rel = f"/{entry.name}" if directory == "/" else f"{directory}/{entry.name}"
-                if directory == "/" and entry.name in RESERVED_ROOTS:
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:  # such as a path longer than the host allows
-                    unreadable.append(rel)
-                    continue
-                yield rel, st
-                if stat.S_ISDIR(st.st_mode):
-                    pending.append(rel)
-
-    def read_file(self, rel: str, limit: int) -> bytes | None:
-        """The content of a regular file (never following a link), or None if it is not one or is
-        larger than `limit`."""
-        host = self._host(rel)
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        try:
-            fd = os.open(host, flags)
-        except PermissionError:  # chmod 000 by the script; only matters when not running as root
-            try:
-                os.chmod(host, 0o644, follow_symlinks=False)
-                fd = os.open(host, flags)
-            except OSError:
-                return None
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-                return None
-            chunks = []
-            remaining = limit + 1
-            while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
-                chunks.append(chunk)
-                remaining -= len(chunk)
-            data = b"".join(chunks)
-            return data if len(data) <= limit else None
-        finally:
-            os.close(fd)
-
-
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
@@ -241,7 +167,8 @@ def _new_uid() -> int:
 async def sandbox_root(*, disk_bytes: int, max_inodes: int) -> AsyncIterator[SandboxRoot]:
     """A fresh, private root directory (a tmpfs as root), removed afterwards."""
     find_tools()
-    base = tempfile.mkdtemp(prefix="think-bash-")
+    _sweep_left_roots()
+    base = tempfile.mkdtemp(prefix=f"think-bash-{os.getpid()}-")
     target = os.path.join(base, "root")
     os.mkdir(target, 0o700)
     uid: int | None = None
@@ -262,6 +189,29 @@ async def sandbox_root(*, disk_bytes: int, max_inodes: int) -> AsyncIterator[San
         if uid is not None:
             _uids_in_use.discard(uid)
         _remove_tree(base)
+
+
+def _sweep_left_roots() -> None:
+    """Once per process: unmount and delete the root directories that runs cut off by their
+    process's death (`kill -9`) left behind. Only directories of this user whose process is gone."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    tmp = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(tmp):
+            match = re.fullmatch(r"think-bash-(\d+)-\w+", name)
+            path = os.path.join(tmp, name)
+            if match is None or pid_alive(int(match.group(1))):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                    continue
+                if os.geteuid() == 0:
+                    _libc().umount2(os.path.join(path, "root").encode(), _MNT_DETACH | _UMOUNT_NOFOLLOW)
+                _remove_tree(path)
 
 
 def _remove_tree(path: str) -> None:
@@ -285,38 +235,6 @@ def _force_remove(function: object, path: str, _exc: object) -> None:
 
 
 # ---- running ---------------------------------------------------------------------------------------
-
-
-def _command(tools: _Tools, root: SandboxRoot, script: str, cwd: str, limits: Limits, *,
-             seccomp_fd: int | None, netns_fd: int | None, env: Mapping[str, str]) -> list[str]:
-    fsize = -(-(limits.max_file_bytes + 1) // 1024) * 1024  # a file that hits it is visibly too large
-    command: list[str] = []
-    if netns_fd is not None:
-        assert tools.nsenter is not None
-        command += [tools.nsenter, f"--net=/proc/self/fd/{netns_fd}", "--"]
-    command += [tools.prlimit, f"--as={limits.memory_bytes}", f"--fsize={fsize}",
-                f"--nproc={limits.max_processes}", f"--nofile={limits.max_open_files}", "--core=0",
-                f"--cpu={int(limits.timeout) + 2}", "--"]
-    if root.uid is not None:
-        assert tools.setpriv is not None
-        command += [tools.setpriv, f"--reuid={root.uid}", f"--regid={root.uid}", "--clear-groups",
-                    "--inh-caps=-all", "--"]
-    command += [tools.bwrap, "--unshare-all"]
-    if netns_fd is not None:
-        command.append("--share-net")  # the namespace nsenter put us in, whose only door is the proxy
-    command += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns", "--die-with-parent",
-                "--new-session", "--clearenv"]
-    for key, value in env.items():
-        command += ["--setenv", key, value]
-    command += ["--bind", root.path, "/", "--ro-bind", "/usr", "/usr",
-                "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-                "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-                "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
-                "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", cwd]
-    if seccomp_fd is not None:
-        command += ["--seccomp", str(seccomp_fd)]
-    command += ["/bin/bash", "-c", script]
-    return command
 
 
 def _kill_group(process: anyio.abc.Process) -> None:
@@ -380,31 +298,39 @@ async def run_script(root: SandboxRoot, script: str, *, cwd: str = "/", limits: 
     rules = list(network)
     environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8", "TERM": "dumb",
                    "TMPDIR": "/tmp", "USER": "user", **(env or {})}
+    memory = run_memory.plan(limits.run_memory_bytes, limits.memory_bytes, limits.max_processes,
+                             limits.budget_processes, mode=limits.memory_mode)
+    out, err = _Capture(limits.max_output_bytes), _Capture(limits.max_output_bytes)
     fds: list[int] = []
-    netns_fd: int | None = None
     listener = None
     proxy: AllowlistProxy | None = None
-    if rules:
-        if root.uid is None or tools.nsenter is None:
-            raise SandboxUnavailable("a network allowlist needs root and nsenter (util-linux)")
-        netns_fd, listener = await create_namespace()
-        fds.append(netns_fd)
-        proxy = AllowlistProxy(rules)
-        url = f"http://127.0.0.1:{PROXY_PORT}"
-        environment.update({"http_proxy": url, "https_proxy": url, "HTTP_PROXY": url, "HTTPS_PROXY": url})
-    seccomp_fd: int | None = None
-    program = seccomp_filter()
-    if program is not None:
-        seccomp_fd = os.memfd_create("think-seccomp", 0)
-        os.write(seccomp_fd, program)
-        os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        fds.append(seccomp_fd)
-    out, err = _Capture(limits.max_output_bytes), _Capture(limits.max_output_bytes)
-    timed_out = False
+    cgroup: RunCgroup | None = None
     process: anyio.abc.Process | None = None
+    timed_out = False
+    oom_kills = 0
     try:
-        command = _command(tools, root, script, cwd, limits, seccomp_fd=seccomp_fd, netns_fd=netns_fd,
-                           env=environment)
+        netns_fd: int | None = None
+        if rules:
+            if root.uid is None or tools.nsenter is None:
+                raise SandboxUnavailable("a network allowlist needs root and nsenter (util-linux)")
+            netns_fd, listener = await create_namespace()
+            fds.append(netns_fd)
+            proxy = AllowlistProxy(rules)
+            url = f"http://127.0.0.1:{PROXY_PORT}"
+            environment.update({"http_proxy": url, "https_proxy": url, "HTTP_PROXY": url, "HTTPS_PROXY": url})
+        seccomp_fd: int | None = None
+        if (program := seccomp_filter()) is not None:
+            seccomp_fd = _memfd("think-seccomp", program)
+            fds.append(seccomp_fd)
+        args = bwrap_args(root, cwd, limits, seccomp_fd=seccomp_fd, shared_net=netns_fd is not None,
+                          env=environment)
+        args_fd = _memfd("think-bwrap-args", encode_args(args))
+        fds.append(args_fd)
+        try:
+            cgroup = await RunCgroup.for_plan(memory)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot make the sandbox's memory cgroup: {exc}") from exc
+        command = host_command(tools, root, script, limits, memory, args_fd=args_fd, netns_fd=netns_fd, cgroup=cgroup)
         async with anyio.create_task_group() as group:
             if proxy is not None and listener is not None:
                 group.start_soon(proxy.serve, listener)
@@ -442,9 +368,20 @@ async def run_script(root: SandboxRoot, script: str, *, cwd: str = "/", limits: 
         if root.uid is not None:
             with anyio.CancelScope(shield=True):
                 await sweep_uid(root.uid)
+        if cgroup is not None:
+            oom_kills = cgroup.oom_kills()
+            with anyio.CancelScope(shield=True):
+                await cgroup.aremove()
     assert process is not None and process.returncode is not None
     code = process.returncode
     exit_code = 124 if timed_out else (128 - code if code < 0 else code)
     return RunResult(stdout=bytes(out.data), stderr=bytes(err.data), exit_code=exit_code, timed_out=timed_out,
                      stdout_dropped=out.dropped, stderr_dropped=err.dropped,
-                     network_log=tuple(proxy.log) if proxy else ())
+                     network_log=tuple(proxy.log) if proxy else (), memory=memory, oom_kills=oom_kills)
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
