@@ -1,7 +1,8 @@
 """The shipped chat page (headless Chromium) while its server is SIGKILLed and restarted on the
 same data: the open page ends with one assistant message holding the whole answer, never showing
 a word twice; while the server is down it shows that it reconnects and never offers to run a
-server tool in the page.
+server tool in the page. And the stock hooks alone (the protocol harness) on a page opened while
+the recovery streams.
 
 The server is a subprocess (`restart_app.py`) on a fixed port, so the page's socket reconnects
 to the restarted one by itself. A MutationObserver records what the page shows at every change.
@@ -20,7 +21,8 @@ import pytest
 
 from tests.submissions.server_process import ServerProcess, serve_process
 from tests.ui.conftest import Browser
-from tests.ui.harness import ProtocolBrowser, Tab
+from tests.ui.harness import ProtocolBrowser, Tab, build_harness, free_port
+from tests.ui.harness import ServerProcess as HarnessServer
 
 APP = "tests.ui.restart_app:app"
 AGENT = "ui-recovering"
@@ -167,3 +169,41 @@ def test_a_server_tool_cut_by_a_crash_is_never_offered_to_the_page(page_browser:
     part = next(p for m in stored for p in m["parts"] if p["type"] == "tool-long_task")
     assert part["state"] == "output-error"
     tab.close()
+
+
+def test_a_page_opened_while_the_recovery_streams_shows_one_clean_answer(page_browser: ProtocolBrowser,
+                                                                         tmp_path: Path) -> None:
+    """The stock hooks (the protocol harness): a second page opened after the restart, while the
+    recovery's continuation streams, gets the stored partial, then the continuation appended to
+    it; at no render does it show a word twice or a second reply."""
+    build_harness()
+    server = HarnessServer(free_port(), tmp_path / "data")
+    server.start()
+    try:
+        first = page_browser.open("first", f"{server.url}harness/?agent=protocol-chat&name=late")
+        first.eval("harness.send('slow 200')")
+        first.wait("harness.texts().join('').includes('w15')")
+        server.kill()
+        server.start()
+        first.wait("harness.texts().join('').includes('w40')", timeout=40)  # the continuation streams
+        late = page_browser.open("late", f"{server.url}harness/?agent=protocol-chat&name=late")
+        streaming = late.eval("harness.busy")
+        for tab in (first, late):
+            tab.wait("harness.texts().join('').includes('w200') && !harness.busy", timeout=40)
+        whole = [f"w{k:02d}" for k in range(1, 201)]
+        stored = httpx.get(f"{server.url}agents/protocol-chat/late/get-messages", timeout=10).json()
+        assert [m["role"] for m in stored] == ["user", "assistant"]
+        assert "".join(p.get("text", "") for p in stored[1]["parts"]).split() == whole
+        for tab in (first, late):
+            assert tab.texts() == ["user: slow 200", "assistant: " + "".join(p.get("text", "")
+                                                                          for p in stored[1]["parts"])]
+            for entry in tab.eval("harness.shown"):
+                replies = [text for role, _, text in json.loads(entry) if role == "assistant"]
+                assert len(replies) <= 1, (tab.name, entry)
+                for text in replies:
+                    assert text.split() == whole[:len(text.split())], text
+        assert streaming is True, "the late page connected after the recovery had ended"
+        first.close()
+        late.close()
+    finally:
+        server.stop()

@@ -33,7 +33,7 @@ import orjson
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.messages import Message
-from think.protocol.codec import agent_tool_event, encode_frame, encode_transcript
+from think.protocol.codec import agent_tool_event, chunk_body, encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
     ChatRecovering,
@@ -67,6 +67,7 @@ from think.stream.fanout import (
     TurnFinished,
     TurnStarted,
 )
+from think.stream.rebuild import message_chunks
 from think.tools.tool import client_tool
 from think.turns.concurrency import ConcurrencyPolicy, Submit, SubmitAdmission
 from think.turns.continuation import client_tool_kinds, remember_request, stored_client_tools
@@ -375,29 +376,33 @@ class ChatChannel:
 
     def _base_first(self) -> bool:
         """Whether a connecting client gets the stored transcript before the active stream: when
-        that stream appends to a stored message (a recovery continuation) or is an interrupted
-        continuation (its chunks were saved as a message the client may not have). A first
-        turn's replay rebuilds its message from the `start` chunk on and needs no transcript."""
+        that stream is an interrupted continuation (its chunks were saved as a message the
+        client may not have, or folded into the one it extended). A first turn's replay, and a
+        live recovery continuation's (which starts with the whole message), rebuild their
+        message from the `start` chunk on and need no transcript."""
         streams = self.agent.streams
-        live = streams.live
-        if live is not None:
-            return live.extends
-        return streams.orphan is not None and streams.orphan.continuation
+        return streams.live is None and streams.orphan is not None and streams.orphan.continuation
 
     def _replay(self, connection: Connection, request_id: str) -> None:
         streams = self.agent.streams
         chunks = streams.chunks(request_id)
         live = streams.live
+        extended: str | None = None
         if live is not None and live.request_id == request_id and live.extends:
-            # A recovery continuation: its chunks extend the stored partial the client already has.
-            for seq, body in chunks:
-                connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True, continuation=True))
-            return
-        if chunks and request_id in streams.extending:
-            # Interrupted while it extended the partial: that message, stored whole, came with
-            # the transcript; only the stream's start is replayed (the client appends nothing).
-            connection.send_frame(ChatResponse(id=request_id, body=chunks[0][1], seq=chunks[0][0], replay=True,
-                                               continuation=True))
+            extended = live.message_id  # a recovery continuation streams into this stored message
+        elif request_id in streams.extending and (info := streams.get(request_id)) is not None:
+            extended = info.message_id  # cut off while it did: the message holds its chunks now
+            chunks = chunks[:1]
+        stored = self.agent.session.get(extended) if extended is not None else None
+        if stored is not None and chunks:
+            # The client rebuilds the one message: the stored partial as chunks under a `start`
+            # that names it (in place of the stream's own), then what the stream added to it.
+            start, *rest = message_chunks(stored)
+            connection.send_frame(ChatResponse(id=request_id, body=chunk_body(start), seq=chunks[0][0], replay=True))
+            for chunk in rest:
+                connection.send_frame(ChatResponse(id=request_id, body=chunk_body(chunk), replay=True))
+            for seq, body in chunks[1:]:
+                connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True))
             return
         if chunks and not (live is not None and live.request_id == request_id):
             info = streams.get(request_id)

@@ -30,6 +30,7 @@ const chat = () => current.chat.current;
 const harness = {
   events,
   trace: [],
+  shown: [], // [[role, id, text], …] of every message at each render where they changed (JSON)
   ready: false,
   opens: 0,
   closes: 0,
@@ -116,6 +117,8 @@ function Chat() {
   });
   const latest = useRef(chat);
   latest.current = chat;
+  const shown = JSON.stringify(chat.messages.map((m) => [m.role, m.id, textOf(m)]));
+  if (harness.shown.at(-1) !== shown) harness.shown.push(shown);
   if (TRACE) {
     harness.trace.push(JSON.stringify([chat.status, chat.messages.map((m) => [m.role, m.id.slice(0, 6),
       m.parts.map((p) => `${p.type}:${p.state ?? ""}`)])]));
