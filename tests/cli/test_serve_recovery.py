@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.recovery.crash_agents import answer
-from tests.recovery.test_crash_loop import _turn_text
+from tests.recovery.crash_lanes import turn_text
 from tests.recovery.test_wake_after_restart import _rows, _stored
 from tests.submissions.server_process import eventually, think_serve_process
 from think.client import AgentClient
@@ -32,7 +32,7 @@ async def test_think_serve_finishes_an_interrupted_turn_of_the_default_instance(
         assert [a for (a,) in _rows(db, "SELECT attempt FROM think_chat_fibers")] == [0]
         async with AgentClient.connect(f"{server.ws}/agents/crashy/default", call_timeout=10):
             await eventually(lambda: not _rows(db, "SELECT 1 FROM think_chat_fibers")
-                             and answer("hi") in (_turn_text(_stored(db)[0], "hi") or ""), within=30)
-    text = _turn_text(_stored(db)[0], "hi") or ""
+                             and answer("hi") in (turn_text(_stored(db)[0], "hi") or ""), within=30)
+    text = turn_text(_stored(db)[0], "hi") or ""
     assert text.count("END.") == 1 and text.count("Answer to") == 1, text
     assert len([line for line in tools.read_text().splitlines() if line.startswith("start")]) == 1

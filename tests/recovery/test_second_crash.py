@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.recovery.crash_agents import answer
-from tests.recovery.test_crash_loop import APP, _turn_text
+from tests.recovery.crash_lanes import APP, turn_text
 from tests.recovery.test_wake_after_restart import _rows, _stored
 from tests.submissions.server_process import eventually, serve_process
 from think.client import AgentClient
@@ -47,8 +47,8 @@ async def test_a_kill_in_the_backoff_after_an_acked_replay_still_finishes_the_tu
         async with AgentClient.connect(f"{server.ws}/agents/crashy/backoff", call_timeout=10):
             pass  # a client comes back (the keep-alive alarm would wake the agent later anyway)
         await eventually(lambda: not _rows(db, "SELECT 1 FROM think_chat_fibers")
-                         and answer("late") in (_turn_text(_stored(db)[0], "late") or ""), within=30)
-    text = _turn_text(_stored(db)[0], "late") or ""
+                         and answer("late") in (turn_text(_stored(db)[0], "late") or ""), within=30)
+    text = turn_text(_stored(db)[0], "late") or ""
     assert text.count("END.") == 1 and text.count("Answer to") == 1, text
     starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
     assert len(starts) == 1, starts

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 
 from tests.recovery.crash_agents import answer
-from tests.recovery.test_crash_loop import APP, _turn_text
+from tests.recovery.crash_lanes import APP, turn_text
 from tests.submissions.server_process import eventually, serve_process
 from think.client import AgentClient
 
@@ -44,16 +44,16 @@ async def test_a_killed_turn_finishes_after_a_restart_with_no_client_connected(t
     db = next(data.glob("crashy/solo*.db"))
     messages, fibers, wakes = _stored(db)
     assert fibers == 1 and wakes == 1, "the kill did not land inside the turn"
-    assert answer("alone") not in (_turn_text(messages, "alone") or "")
+    assert answer("alone") not in (turn_text(messages, "alone") or "")
 
     with serve_process(APP, env, ready_path=ready):
         def finished() -> bool:
             messages, fibers, _ = _stored(db)
-            return fibers == 0 and answer("alone") in (_turn_text(messages, "alone") or "")
+            return fibers == 0 and answer("alone") in (turn_text(messages, "alone") or "")
 
         await eventually(finished, within=20)
         messages, _, _ = _stored(db)
-        text = _turn_text(messages, "alone") or ""
+        text = turn_text(messages, "alone") or ""
         assert text.count("END.") == 1 and text.count("Let me check.") == 1
         await eventually(lambda: _stored(db)[2] == 0, within=10)  # with no fiber left the alarm lapses
 
@@ -80,15 +80,15 @@ async def test_a_killed_agent_tool_run_is_collected_not_run_again_after_a_restar
     with serve_process(APP, env, ready_path=ready):
         def finished() -> bool:
             messages, fibers, _ = _stored(parent_db)
-            return fibers == 0 and "Summary: " in (_turn_text(messages, "deep") or "")
+            return fibers == 0 and "Summary: " in (turn_text(messages, "deep") or "")
 
         await eventually(finished, within=30)
-    parent_text = _turn_text(_stored(parent_db)[0], "deep") or ""
+    parent_text = turn_text(_stored(parent_db)[0], "deep") or ""
     assert parent_text.count("Summary: ") == 1 and parent_text.count(answer("deep")) == 1, parent_text
     child_messages, child_fibers, _ = _stored(child_db)
     assert child_fibers == 0
     assert [m["role"] for m in child_messages].count("user") == 1
-    child_text = _turn_text(child_messages, "deep") or ""
+    child_text = turn_text(child_messages, "deep") or ""
     assert child_text.count("END.") == 1 and answer("deep") in child_text
     starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
     assert len(starts) == 1, starts  # the child's tool ran once; no second child turn
@@ -121,9 +121,9 @@ async def test_a_turn_killed_again_during_its_recovery_still_finishes_once(tmp_p
             server.kill()
         assert attempts() and max(attempts()) == restart
     with serve_process(APP, env, ready_path=ready):
-        await eventually(lambda: not attempts() and answer("again") in (_turn_text(_stored(db)[0], "again") or ""),
+        await eventually(lambda: not attempts() and answer("again") in (turn_text(_stored(db)[0], "again") or ""),
                          within=20)
-    text = _turn_text(_stored(db)[0], "again") or ""
+    text = turn_text(_stored(db)[0], "again") or ""
     assert text.count("END.") == 1 and text.count("Answer to") == 1, text
     starts = [line for line in tools.read_text().splitlines() if line.startswith("start")]
     assert len(starts) == len(set(starts)) and len(starts) <= 1

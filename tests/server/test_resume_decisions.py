@@ -79,7 +79,7 @@ def test_the_connect_greeting_offers_the_stream_or_parks_without_a_probe_id() ->
 def test_ack_rules() -> None:
     live = Situation(active=ActiveStream("r1"))
     assert plan_ack(live, "r1") == "replay-live"
-    assert plan_ack(live, "other") == "ignore"
+    assert plan_ack(live, "other") == "done"  # not the active stream: it ended before the ACK
     assert plan_ack(Situation(active=ActiveStream("r0", orphaned=True)), "r0") == "replay-orphan"
     assert plan_ack(Situation(terminal="failed"), "failed") == "replay-failed"
     assert plan_ack(Situation(terminal="failed"), "r9") == "done"  # ended before the ACK

@@ -371,8 +371,6 @@ class ChatChannel:
                                                    done=True, error=True))
             case "done":
                 connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
-            case "ignore":
-                pass
 
     def _base_first(self) -> bool:
         """Whether a connecting client gets the stored transcript before the active stream: when

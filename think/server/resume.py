@@ -99,7 +99,7 @@ def greeting(s: Situation) -> ProbeAnswer | None:
     return None
 
 
-AckPlan = Literal["replay-live", "replay-orphan", "replay-failed", "ignore", "done"]
+AckPlan = Literal["replay-live", "replay-orphan", "replay-failed", "done"]
 
 
 def plan_ack(s: Situation, request_id: str) -> AckPlan:
@@ -108,12 +108,13 @@ def plan_ack(s: Situation, request_id: str) -> AckPlan:
     * `replay-live`: the active stream's chunks, then `replayComplete`; live frames follow;
     * `replay-orphan`: an orphaned stream's chunks, then `{"done":true,"replay":true}`; it is settled;
     * `replay-failed`: the failed turn's chunks, then its error as `{"done":true,"error":true}`;
-    * `ignore`: another stream is active (a stale ACK);
-    * `done`: `{"done":true,"replay":true}` alone (the stream ended before the ACK).
+    * `done`: `{"done":true,"replay":true}` alone: the stream is not the active one, it ended
+      before the ACK (an interrupted stream offered on connect whose recovery started meanwhile,
+      say); the client's turn for it ends, and the active stream is offered on its own.
     """
     if s.active is not None:
         if s.active.request_id != request_id:
-            return "ignore"
+            return "done"
         return "replay-orphan" if s.active.orphaned else "replay-live"
     if s.terminal == request_id:
         return "replay-failed"
