@@ -177,6 +177,27 @@ async def test_a_pending_client_tool_of_get_tools_parks_and_the_clients_answer_f
         assert texts(agent.messages)[-1][1].endswith("Blue it is.")
 
 
+async def test_a_cut_off_call_of_a_skill_tool_is_the_servers_not_a_clients(data_dir: Path) -> None:
+    """Skill and context tools run on the server like `get_tools()`: a crash during one does not
+    make recovery wait for a client (it is reported and the turn goes on)."""
+    from think.skills.skill import Skill
+
+    class Skilled(Recoverable):
+        def get_skills(self) -> list[Skill]:
+            return [Skill(name="haiku", description="Write a haiku.", instructions="5, 7, 5.")]
+
+    reset(Skilled, ScriptedModel(["Here is one."]))
+    chunks = [START, {"type": "start-step"}, {"type": "tool-input-available", "toolCallId": "c1",
+                                              "toolName": "activate_skill", "input": {"name": "haiku"}}]
+    await leave_interrupted(Skilled, data_dir, chunks)
+    async with open_agent(Skilled, "r", data_dir=data_dir) as agent:
+        assert await agent.wait_until_stable(timeout=5)
+        assert [o.action for o in agent.recovery.outcomes] == ["continue"]
+        [part] = [p for m in agent.messages for p in m.tool_parts]
+        assert (part.state, part.error_text) == ("output-error", INTERRUPTED_TOOL_TEXT)
+        assert texts(agent.messages)[-1][1].endswith("Here is one.")
+
+
 async def test_a_finished_turn_leaves_no_fiber_and_stash_is_kept_while_it_runs(data_dir: Path) -> None:
     from think import tool
 

@@ -50,6 +50,7 @@ from think.recovery.cutoff import settle_cut_off_calls
 from think.recovery.store import Fiber, FiberStore, now
 from think.stream.fanout import Recovering, TurnFailed
 from think.tools.tool import Tool, client_tool, waits_for_answer
+from think.turns.trust import agent_tools
 from think.turns.turn import TurnRequest
 
 if TYPE_CHECKING:
@@ -493,10 +494,10 @@ class ChatRecovery:
         return bool(answer)
 
     def _pending_interaction(self, session: Session, partial: Message | None) -> bool:
-        return partial is not None and waits_for_answer(partial, self.agent.all_tools())
+        return partial is not None and waits_for_answer(partial, agent_tools(self.agent))
 
     def _settle_tools(self, session: Session, partial: Message | None, *, rerun: bool) -> None:
-        settle_cut_off_calls(session, partial, self.agent.all_tools(), rerun=rerun)
+        settle_cut_off_calls(session, partial, agent_tools(self.agent), rerun=rerun)
 
     def _drop_unsettled_content(self, session: Session, partial: Message) -> Message | None:
         """`persist: False`: the partial keeps only its tool parts (settled results stay); a partial

@@ -50,6 +50,7 @@ from think.recovery.cutoff import settle_cut_off_calls
 from think.stream.fanout import TurnEvent, TurnFinished, TurnStarted
 from think.submissions.store import STATUSES, Submission, SubmissionStatus, SubmissionStore
 from think.turns.callbacks import MessageLike, to_message
+from think.turns.trust import agent_tools
 from think.turns.turn import TurnRequest
 
 if TYPE_CHECKING:
@@ -318,7 +319,7 @@ class Submissions:
             log.info("submission %s was interrupted mid-reply; the reply is continued", submission_id)
             history = session.history()
             if history[-1].role == "assistant":  # its cut-off tool calls follow their tools' policy
-                settle_cut_off_calls(session, history[-1], self.agent.all_tools(), rerun=True)
+                settle_cut_off_calls(session, history[-1], agent_tools(self.agent), rerun=True)
             self.store.requeue(submission_id, recovery="continue")
         elif replied:
             log.info("submission %s was answered before the process stopped", submission_id)

@@ -21,6 +21,7 @@ from think.turns import callbacks
 from think.turns.callbacks import MessageLike, to_message
 from think.turns.continuation import ToolAnswer
 from think.turns.runner import new_request_id, run_turn
+from think.turns.trust import agent_tools
 from think.turns.turn import TurnRequest, TurnResult
 from think.turns.writer import write_data
 
@@ -164,7 +165,7 @@ class TurnAPI:
         last = next((m for m in reversed(history) if m.role == "assistant"), None)
         if last is None:
             return False
-        return waits_for_answer(last, self._think.all_tools())
+        return waits_for_answer(last, agent_tools(self._think))
 
     async def wait_until_stable(self, *, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """Wait until no turn runs or waits, no submission is unfinished and nothing waits for a

@@ -126,8 +126,8 @@ def tool_kinds(agent: Think, browser: Iterable[str]) -> ToolKinds:
         log.warning("could not list the tools of %s to check a client's answer", type(agent).__name__,
                     exc_info=True)
         tools = {}
-    server = frozenset(name for name, tool in tools.items() if tool.execute is not None)
-    own_client = {name for name, tool in tools.items() if tool.execute is None}
+    server = frozenset(name for name, tool in tools.items() if not tool.is_client_tool)
+    own_client = {name for name, tool in tools.items() if tool.is_client_tool}
     return ToolKinds(server=server, client=frozenset(own_client | (set(browser) - server)))
 
 
