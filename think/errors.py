@@ -3,6 +3,7 @@
 * ThinkError
   * ConfigurationError   the agent is set up wrong (no model, two tools with one name, bad ids)
   * ProtocolError        a client frame or message we cannot accept
+    * TooDeep            a value nested past the depth limit (`think.protocol.limits`)
   * ModelError           the model provider failed; see .status and .retryable
     * ContextOverflow    the request did not fit the model's context window
   * StorageError         SQLite or a migration failed; an unknown message or session id

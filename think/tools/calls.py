@@ -1,10 +1,11 @@
 """The tool calls of one model step: announced to the UI as they complete, then run in parallel.
 
 `announce_call` parses and validates a call the model finished (a `tool-input-error` chunk for
-bad JSON, unknown tools and invalid input; `tool-input-available` otherwise) and marks calls that
+bad JSON, input nested past the depth limit, unknown tools and invalid input;
+`tool-input-available` otherwise) and marks calls that
 wait for a person (`tool-approval-request`) or for the client (a tool without `execute`).
 `run_calls` runs the rest through `before_tool_call`, the tool and `after_tool_call`; the UI sees
-each output as it finishes.
+each output as it finishes (an output nested past the depth limit is a tool error instead).
 """
 
 from __future__ import annotations
