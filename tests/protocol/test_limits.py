@@ -122,5 +122,9 @@ def test_a_chunk_too_deep_for_its_message_is_replaced_or_dropped() -> None:
     deep_input = {"type": "tool-input-available", "toolCallId": "c", "toolName": "t", "input": nested(300)}
     assert (chunk_within_limit(deep_input) or {}).get("type") == "tool-input-error"
     assert chunk_within_limit({"type": "data-x", "data": nested(300)}) is None
+    start = {"type": "start", "messageId": "m1", "messageMetadata": nested(300)}
+    assert chunk_within_limit(start) == {"type": "start", "messageId": "m1"}  # the stream keeps its shape
+    delta = {"type": "reasoning-delta", "id": "r", "delta": "hm", "providerMetadata": {"x": nested(100)}}
+    assert chunk_within_limit(delta) == {"type": "reasoning-delta", "id": "r", "delta": "hm"}
     assert chunk_within_limit({"type": "tool-output-available", "toolCallId": "c", "output": nested(300),
                                "preliminary": True}) is None

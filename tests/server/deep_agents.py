@@ -7,10 +7,12 @@ JSON encoder would produce, which is what a hostile client sends.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from think import Think, callable, tool
 from think.models.base import ModelRequest, ToolMessage
+from think.models.events import Finish, ReasoningDelta, StreamEvent, TextDelta
 from think.testing.models import Reply, ScriptedModel, call
 from think.tools.tool import ToolContext, client_tool
 
@@ -87,12 +89,29 @@ def script(request: ModelRequest) -> Reply:
     return f"Echo: {request.last_user_text}"
 
 
+class DeepMetadataModel:
+    """Reasons with provider metadata `depth` levels deep (what a model stream itself carries)."""
+
+    model_id = "deep-metadata"
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        yield ReasoningDelta("Thinking.", provider_metadata={"vendor": nested(self.depth)})
+        yield TextDelta("Answered.")
+        yield Finish("stop")
+
+
 class DeepChat(Think):
     """Served at `/agents/deep-chat/<name>`; see `script` for its answers."""
 
     workspace_bash = False
 
-    def get_model(self) -> ScriptedModel:
+    def get_model(self) -> ScriptedModel | DeepMetadataModel:
+        said = self.session.history()[-1].text.split() if self.session.history() else []
+        if said[:2] == ["deep", "reasoning"]:  # `deep reasoning N`
+            return DeepMetadataModel(int(said[2]))
         return ScriptedModel(script)
 
     def get_tools(self) -> list[Any]:

@@ -299,3 +299,16 @@ async def test_an_rpc_result_too_deep_is_an_error_answer(server: LiveServer, dep
             await a.call("nested_result", depth)
         assert depth_of_nested(await a.call("nested_result", MAX_DEPTH)) == MAX_DEPTH
         assert await a.call("ping") == "pong"
+
+
+@pytest.mark.parametrize("depth", [100, 300])
+async def test_model_metadata_too_deep_is_left_out_and_the_turn_is_kept(server: LiveServer, depth: int) -> None:
+    async with client(server, f"reasoning-{depth}") as a:
+        turn = await (await a.send_chat(f"deep reasoning {depth}"))
+        assert turn.outcome == "completed", turn.error
+        assert turn.text == "Answered."
+    _, messages = await fresh_reads(server, f"reasoning-{depth}")
+    reply = messages[-1]
+    assert [p["type"] for p in reply["parts"] if p["type"] != "step-start"] == ["reasoning", "text"]
+    assert [p.get("text") for p in reply["parts"] if p["type"] in ("reasoning", "text")] == ["Thinking.", "Answered."]
+    assert "providerMetadata" not in reply["parts"][-2]

@@ -85,7 +85,9 @@ def chunk_within_limit(chunk: dict[str, Any]) -> dict[str, Any] | None:
     """A UI message chunk of a turn as it may enter the reply: `chunk` itself when what it adds
     to its message stays within the limit (its fields land in a part, `IN_PART - 1` levels
     below the message); otherwise a tool output or input becomes a `tool-output-error` /
-    `tool-input-error` saying why, and any other chunk is dropped (None).
+    `tool-input-error` saying why, a data part or a preliminary output is dropped (None), and any
+    other chunk keeps only its plain fields (ids, text, URLs; its metadata objects are left out),
+    so the stream keeps its shape.
 
     Tools, tool inputs and data parts are checked before they become chunks; this is the last
     guard for what a model stream itself carries (provider metadata, provider-executed tools).
@@ -102,5 +104,7 @@ def chunk_within_limit(chunk: dict[str, Any]) -> dict[str, Any] | None:
         if kind == "tool-input-available":
             return {"type": "tool-input-error", "toolCallId": call_id, "toolName": chunk.get("toolName"),
                     "input": None, "errorText": str(exc)}
-        return None
+        if kind == "tool-output-available" or str(kind).startswith("data-"):
+            return None
+        return {key: value for key, value in chunk.items() if not isinstance(value, _CONTAINERS)}
     return chunk

@@ -123,7 +123,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         stall.touch()
         if (bounded := chunk_within_limit(chunk)) is not chunk:  # nothing too deep enters the reply
             log.warning("turn %s: a %s chunk is nested too deeply; %s", request_id, chunk.get("type"),
-                        "dropped" if bounded is None else f"sent as {bounded['type']}")
+                        "dropped" if bounded is None else f"sent as {bounded['type']}" if bounded["type"] != chunk.get(
+                            "type") else "sent without its nested fields")
             if bounded is None:
                 return
             chunk = bounded
