@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.recovery.crash_agents import answer
-from tests.recovery.crash_lanes import turn_text
+from tests.recovery.crash_lanes import held_env, holds, turn_text
 from tests.recovery.test_wake_after_restart import _rows, _stored
 from tests.submissions.server_process import eventually, think_serve_process
 from think.client import AgentClient
@@ -17,13 +17,14 @@ READY = "/agents/crashy/probe/get-messages"
 
 async def test_think_serve_finishes_an_interrupted_turn_of_the_default_instance(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    tools = tmp_path / "tools.txt"
-    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_TOOLS": str(tools)}
+    gate, tools, env = held_env(tmp_path)
+    env["THINK_TEST_WAKE_AFTER"] = "600"  # no alarm wakes it during the test: only a client does
     with think_serve_process([TARGET], env, ready_path=READY) as server:
         async with AgentClient.connect(f"{server.ws}/agents/crashy/default", call_timeout=10) as client:
-            turn = await client.send_chat("hi")
-            await client.wait_until(lambda c: "Answer to" in turn.text)  # the answer streams
+            await client.send_chat("hi")
+            await eventually(lambda: holds(tools) == 1)  # mid-answer, held there
             server.kill()
+    gate.unlink()
     db = data / "crashy" / "default.db"
     assert [a for (a,) in _rows(db, "SELECT attempt FROM think_chat_fibers")] == [0]
 

@@ -8,7 +8,8 @@ the words still missing, as a model given the partial would.
 `Jobs` takes questions as durable submissions and calls a `rerun` tool (`fetch`) beside `record`;
 `Asker` calls its own client tool `ask_user` beside `record`. While the file `THINK_TEST_GATE`
 names exists, `record` and `fetch` hold after logging their start; while `THINK_TEST_ANSWER_GATE`
-names one, the answer holds before the word `w<THINK_TEST_HOLD_AT>`: a test kills them mid-run.
+names one, the answer holds before the word `w<THINK_TEST_HOLD_AT>` (logging `hold <question>`):
+a test kills them mid-run.
 
 `Boss` hands every question to a `Crashy` child (an agent tool) and answers `Summary: <its
 answer>`. `THINK_TEST_WAKE_AFTER` sets the keep-alive alarm's horizon (seconds).
@@ -56,9 +57,12 @@ def _log(line: str) -> None:
             os.fsync(out.fileno())
 
 
-async def _held(variable: str = "THINK_TEST_GATE") -> None:
-    """While the file `variable` names exists, hold (a test kills the process meanwhile)."""
+async def _held(variable: str = "THINK_TEST_GATE", note: str = "") -> None:
+    """While the file `variable` names exists, hold (a test kills the process meanwhile); `note`
+    is logged first when it does hold."""
     gate = os.environ.get(variable)
+    if note and gate and await anyio.Path(gate).exists():
+        _log(note)
     while gate and await anyio.Path(gate).exists():  # noqa: ASYNC110 - the test process removes the file
         await anyio.sleep(0.01)
 
@@ -122,7 +126,7 @@ class CrashModel:
         hold = f"w{os.environ.get('THINK_TEST_HOLD_AT', '')}"
         for word in rest.split(" "):
             if word == hold:
-                await _held("THINK_TEST_ANSWER_GATE")  # mid-answer, while that file exists
+                await _held("THINK_TEST_ANSWER_GATE", f"hold {question}")  # mid-answer, while that file exists
             await anyio.sleep(0.03)
             yield TextDelta(word + " " if not word.endswith(".") else word)
         yield Finish("stop")

@@ -88,7 +88,7 @@ def persisted_text(db: Path, request_id: str) -> str:
 
 
 def tool_log(path: Path) -> list[tuple[str, str, str]]:
-    """`(start|end, call id, tool)` for every line the crash agents' tools logged."""
+    """`(event, call id or question, tool)` for every line the crash agents logged (`start`, `end`, `hold`)."""
     out = []
     for line in (path.read_text().splitlines() if path.exists() else []):
         event, call_id, *name = line.split()
@@ -107,6 +107,22 @@ async def until(check: Callable[[], Awaitable[bool] | bool], *, within: float = 
                 return True
             await anyio.sleep(0.05)
     return False
+
+
+def held_env(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A data dir, the tools' log and the env of a server whose answers hold before `w5` while
+    the returned gate file exists (it logs `hold <question>` when it does)."""
+    gate = tmp_path / "answer-gate"
+    gate.write_text("held")
+    tools = tmp_path / "tools.txt"
+    return gate, tools, {"THINK_DATA_DIR": str(tmp_path / "data"), "THINK_TEST_WAKE_AFTER": "1.0",
+                         "THINK_TEST_TOOLS": str(tools), "THINK_TEST_ANSWER_GATE": str(gate),
+                         "THINK_TEST_HOLD_AT": "5"}
+
+
+def holds(tools: Path) -> int:
+    """How many times an answer has held (see `held_env`)."""
+    return sum(line.startswith("hold ") for line in (tools.read_text().splitlines() if tools.exists() else []))
 
 
 class Lane:

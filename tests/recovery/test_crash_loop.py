@@ -34,7 +34,8 @@ def _tool_runs(lanes: list[Lane], counts: Counter[str]) -> None:
         ends: Counter[str] = Counter()
         names: dict[str, str] = {}
         for event, call_id, name in tool_log(lane.tools):
-            (starts if event == "start" else ends)[call_id] += 1
+            if event in ("start", "end"):
+                (starts if event == "start" else ends)[call_id] += 1
             names[call_id] = name
         counts["tool executions"] += sum(ends.values())
         counts["tool calls rerun after a crash"] += sum(1 for c, n in starts.items() if n > 1 and names[c] == "fetch")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.recovery.crash_agents import answer
-from tests.recovery.crash_lanes import APP, turn_text
+from tests.recovery.crash_lanes import APP, held_env, holds, turn_text
 from tests.recovery.test_wake_after_restart import _rows, _stored
 from tests.submissions.server_process import eventually, serve_process
 from think.client import AgentClient
@@ -15,14 +15,14 @@ from think.protocol.frames import ChatRecovering, ServerFrame
 
 async def test_a_kill_in_the_backoff_after_an_acked_replay_still_finishes_the_turn(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    tools = tmp_path / "tools.txt"
-    env = {"THINK_DATA_DIR": str(data), "THINK_TEST_TOOLS": str(tools)}
+    gate, tools, env = held_env(tmp_path)
     ready = "/agents/crashy/probe/get-messages"
     with serve_process(APP, env, ready_path=ready) as server:
         async with AgentClient.connect(f"{server.ws}/agents/crashy/backoff", call_timeout=10) as client:
-            turn = await client.send_chat("late")
-            await client.wait_until(lambda c: "Answer to" in turn.text)  # the answer streams
+            await client.send_chat("late")
+            await eventually(lambda: holds(tools) == 1)  # mid-answer, held there
             server.kill()
+    gate.unlink()
     db = next(data.glob("crashy/backoff*.db"))
     assert [a for (a,) in _rows(db, "SELECT attempt FROM think_chat_fibers")] == [0]
 

@@ -57,6 +57,35 @@ async def test_a_delayed_schedule_fires_after_a_restart(tmp_path: Path) -> None:
     await restarted.close()
 
 
+class Heartbeat(Agent):
+    """A one-shot wake-up that schedules itself again (as recovery's keep-alive does)."""
+
+    def beat(self, payload: Any) -> None:
+        FIRED.append(("beat", payload))
+        if payload < 2:
+            self.schedule(5, "beat", payload + 1, id="heartbeat")
+
+
+async def test_a_one_shot_schedule_that_schedules_its_own_id_again_stays_scheduled(tmp_path: Path) -> None:
+    clock = FakeClock(1_000_000.0)
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    runtime.clock = clock
+    agent = await runtime.get(Heartbeat, "h")
+    agent.schedule(1, "beat", 0, id="heartbeat")
+    clock.now = 1_000_001.0
+    assert await runtime.fire_due_alarms() == 1
+    [again] = agent.get_schedules()  # the run scheduled it again: not deleted as done
+    assert (again.id, again.payload, again.next_run) == ("heartbeat", 1, 1_000_006.0)
+    assert runtime.alarms.earliest() == 1_000_006.0
+    clock.now = 1_000_006.0
+    assert await runtime.fire_due_alarms() == 1
+    clock.now = 1_000_011.0
+    assert await runtime.fire_due_alarms() == 1
+    assert FIRED == [("beat", 0), ("beat", 1), ("beat", 2)]
+    assert agent.get_schedules() == [] and runtime.alarms.earliest() is None  # it did not re-arm: done
+    await runtime.close()
+
+
 async def test_an_alarm_wakes_an_agent_of_a_class_the_restarted_process_never_registered(tmp_path: Path) -> None:
     runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
     runtime.clock = FakeClock(1_000_000.0)

@@ -165,6 +165,7 @@ class Schedules:
             ran += 1
             if recurring:
                 self.db.sql("UPDATE think_schedules SET runs = runs + 1, last_error = ? WHERE id = ?", error, task.id)
-            else:
-                self.db.sql("DELETE FROM think_schedules WHERE id = ?", task.id)
+            else:  # done, unless the call scheduled the same id again (a wake-up that re-arms itself)
+                self.db.sql("DELETE FROM think_schedules WHERE id = ? AND next_run = ? AND kind = 'once'",
+                            task.id, task.next_run)
         return ran
