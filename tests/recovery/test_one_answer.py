@@ -1,6 +1,7 @@
 """A recovered answer is one message: the recovery's continuation streams into the partial reply
-the crash cut short (its open text part closed), on every recovery path: chat turns, a crash
-during the recovery itself, interrupted tool continuations, durable submissions, rerun tools."""
+the crash cut short (its open text part closed, the continued text appended to it), on every
+recovery path: chat turns, a crash during the recovery itself, interrupted tool continuations,
+durable submissions, rerun tools."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ async def test_the_continuation_streams_into_the_partial_reply(data_dir: Path) -
         user_msg, reply = agent.messages  # one assistant message, under the partial's id
         assert (user_msg.id, reply.id, reply.role) == (user.id, "m1", "assistant")
         assert text_of(reply) == "Hello, world."
-        texts = [p for p in reply.parts if isinstance(p, TextPart)]
-        assert [(p.text, p.state) for p in texts] == [("Hel", "done"), ("lo, world.", "done")]
+        # The interrupted text part is closed and the continuation's text appended to it.
+        assert [p.to_json() for p in reply.parts] == [{"type": "step-start"},
+                                                       {"type": "text", "text": "Hello, world.", "state": "done"}]
         assert no_part_streaming(agent.messages)
         # The model was asked to go on from where the partial stops; the prompt is not stored.
         [request] = Recoverable.model.requests
@@ -142,3 +144,5 @@ async def test_a_rerun_tool_of_the_partial_answers_in_the_same_message(data_dir:
         [part] = [p for p in reply.parts if isinstance(p, ToolPart)]
         assert (part.state, part.output) == ("output-available", "found x")
         assert text_of(reply) == "Looking. Found it." and RUNS == {"lookup": 1}
+        # Text after a tool call is a step of its own: it is not joined to the text before the call.
+        assert [p.type for p in reply.parts] == ["step-start", "text", "tool-lookup", "step-start", "text"]

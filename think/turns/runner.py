@@ -28,7 +28,7 @@ from think.protocol.limits import chunk_within_limit
 from think.stream.fanout import ChunkEvent, Fanout, TranscriptChanged, TurnFailed, TurnFinished, TurnStarted
 from think.stream.fold import Fold
 from think.tools.tool import Tool, ToolContext, as_tool_map
-from think.turns.extend import extended_reply, with_continue_prompt
+from think.turns.extend import extended_reply, joined, with_continue_prompt
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.trust import merge_client_tools
@@ -191,6 +191,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         await fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
     # A clear during the turn means the conversation is gone: the reply must not start a new one.
     cleared = agent.turn_queue.generation != generation
+    if base is not None:  # a recovered answer: text that continues a cut-off text joins it
+        reply = joined(reply)
     stored = None if cleared else await _persist_reply(agent, turn, reply, session)
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
