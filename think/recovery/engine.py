@@ -8,9 +8,11 @@ itself: they get no fiber, so nothing is recovered twice.
 When the agent starts, `think.turns.interrupted` has already rebuilt and saved the partial reply
 of every stream the dead process left open. `start()` then takes each fiber left behind:
 
-1. the stream had ended (the crash hit between the end of the turn and the row's delete): drop it;
-2. a person or a client owes an answer (an approval, a client tool): *park* — the row goes and
-   no budget is spent; the answer's own continuation finishes the turn;
+1. the stream had ended (the crash hit between the end of the turn and the row's delete): drop it
+   (never a row whose attempt was spent: that recovery was cut off, in its backoff say, and goes on);
+2. a person or a client owes an answer (an approval, a client tool call: `is_client_call`): *park*
+   — the server's own cut-off calls are settled by their policy, the row goes and no budget is
+   spent; the answer's own continuation finishes the turn;
 3. budgets (`ChatRecoveryPolicy`): attempts, the no-progress window, the work budget; exhausted →
    the terminal message (replayed to every reconnecting client until a later turn), `on_exhausted`;
 4. `on_chat_recovery(ctx)` decides `{persist, continue}`; in-flight tool calls are settled by their
