@@ -496,10 +496,10 @@ class ChatRecovery:
         return bool(answer)
 
     def _pending_interaction(self, session: Session, partial: Message | None) -> bool:
-        return partial is not None and waits_for_answer(partial, agent_tools(self.agent))
+        return partial is not None and waits_for_answer(partial, agent_tools(self.agent, session))
 
     def _settle_tools(self, session: Session, partial: Message | None, *, rerun: bool) -> None:
-        settle_cut_off_calls(session, partial, agent_tools(self.agent), rerun=rerun)
+        settle_cut_off_calls(session, partial, agent_tools(self.agent, session), rerun=rerun)
 
     def _drop_unsettled_content(self, session: Session, partial: Message) -> Message | None:
         """`persist: False`: the partial keeps only its tool parts (settled results stay); a partial

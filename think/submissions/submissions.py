@@ -319,7 +319,7 @@ class Submissions:
             log.info("submission %s was interrupted mid-reply; the reply is continued", submission_id)
             history = session.history()
             if history[-1].role == "assistant":  # its cut-off tool calls follow their tools' policy
-                settle_cut_off_calls(session, history[-1], agent_tools(self.agent), rerun=True)
+                settle_cut_off_calls(session, history[-1], agent_tools(self.agent, session), rerun=True)
             self.store.requeue(submission_id, recovery="continue")
         elif replied:
             log.info("submission %s was answered before the process stopped", submission_id)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from think.attachments import ReplyAttachments
-from think.context.block_tools import context_tools
 from think.context.convert import repair_interrupted_tools
 from think.context.overflow import ContextGuard, compact_for_retry
 from think.context.prompt import with_capabilities
@@ -31,7 +30,7 @@ from think.tools.tool import Tool, ToolContext, as_tool_map
 from think.turns.extend import extended_reply, joined, with_continue_prompt
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
-from think.turns.trust import merge_client_tools
+from think.turns.trust import agent_tools, merge_client_tools
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
 from think.turns.writer import writing
 
@@ -226,9 +225,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
     await session.compact_if_needed()
     # Later sources win a name: workspace and get_tools(), context blocks, skills, client tools;
     # but a client tool never replaces a server tool (think.turns.trust).
-    tools = dict(agent.all_tools())
-    tools.update(context_tools(session))
-    tools.update(agent.skills.tools())
+    tools = agent_tools(agent, session)
     for name in merge_client_tools(tools, turn.client_tools):
         log.warning("turn %s: client tool %r is a server tool of this agent; the server's tool is used",
                     turn.request_id, name)

@@ -36,6 +36,7 @@ from think.tools.tool import Tool
 if TYPE_CHECKING:
     from think.agent import Think
     from think.protocol.frames import ClientToolSchema
+    from think.sessions.session import Session
 
 log = logging.getLogger("think.turns")
 
@@ -106,11 +107,12 @@ class ToolKinds:
         return "client" if name in self.client else "unknown"
 
 
-def agent_tools(agent: Think) -> dict[str, Tool]:
-    """The tools a turn of `agent` starts from, before client tools and `before_turn`: the
-    workspace tools and `get_tools()`, context tools, skill tools (later sources win a name)."""
+def agent_tools(agent: Think, session: Session | None = None) -> dict[str, Tool]:
+    """The tools a turn of `agent` (in `session`, by default its root session) starts from,
+    before client tools and `before_turn`: the workspace tools and `get_tools()`, the session's
+    context tools, skill tools (later sources win a name)."""
     tools = dict(agent.all_tools())
-    tools.update(context_tools(agent.session))
+    tools.update(context_tools(agent.session if session is None else session))
     tools.update(agent.skills.tools())
     return tools
 
