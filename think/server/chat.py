@@ -13,7 +13,7 @@ handshake); the agent's fan-out events → frames out:
                        {...,"body":<error text>,"done":true,"error":true}
 
 Chunk frames skip connections that were offered the running stream and have not ACKed it yet:
-they get the stream replayed from the resumable buffer when they do (see `resume.py` for the
+they get the stream replayed from the resumable buffer when they do (`replay.py`; see `resume.py` for the
 decisions, `think.stream.resumable` for the buffer). Error and done frames go to everyone.
 
 A chat request is reconciled against the stored transcript (`reconcile.py`), put through the
@@ -33,7 +33,7 @@ import orjson
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.messages import Message
-from think.protocol.codec import agent_tool_event, chunk_body, encode_frame, encode_transcript
+from think.protocol.codec import agent_tool_event, encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
     ChatRecovering,
@@ -55,6 +55,7 @@ from think.protocol.frames import (
 from think.protocol.transcript import InvalidMessage
 from think.server.connection import Connection, Connections
 from think.server.reconcile import reconcile
+from think.server.replay import base_first, orphan_done, send_replay
 from think.server.resume import ActiveStream, PendingTurn, ProbeAnswer, Situation, answer_probe, greeting, plan_ack
 from think.stream.fanout import (
     AgentToolEvent,
@@ -67,7 +68,6 @@ from think.stream.fanout import (
     TurnFinished,
     TurnStarted,
 )
-from think.stream.rebuild import message_chunks
 from think.tools.tool import client_tool
 from think.turns.concurrency import ConcurrencyPolicy, Submit, SubmitAdmission
 from think.turns.continuation import client_tool_kinds, remember_request, stored_client_tools
@@ -128,7 +128,7 @@ class ChatChannel:
         answer = greeting(self._situation())
         if answer is not None:
             self._apply(connection, answer)
-        if answer is None or answer.action == "park" or self._base_first():
+        if answer is None or answer.action == "park" or base_first(self.agent):
             connection.send(self._transcript_for(connection.id, self.agent.session.history_json(), connect=True))
         replays_orphan = answer is not None and answer.action == "await-ack" and self.agent.streams.live is None
         if (recovering := self.agent.recovery.recovering) is not None and not replays_orphan:
@@ -355,76 +355,22 @@ class ChatChannel:
         streams = self.agent.streams
         match plan_ack(self._situation(), request_id):
             case "replay-live":
-                self._replay(connection, request_id)
+                send_replay(connection, self.agent, request_id)
                 connection.send_frame(ChatResponse(id=request_id, replay=True, replay_complete=True))
             case "replay-orphan":
-                self._replay(connection, request_id)
-                connection.send_frame(self._orphan_done(request_id))
+                send_replay(connection, self.agent, request_id)
+                connection.send_frame(orphan_done(self.agent, request_id))
                 streams.settle_orphan(request_id)  # its partial was saved when the agent started
                 self._broadcast_transcript(self.agent.session.history_json())
                 if (recovering := self.agent.recovery.recovering) is not None:
                     connection.send_frame(ChatRecovering(True, recovering))  # after the stream it recovers
             case "replay-failed":
                 terminal = streams.terminal
-                self._replay(connection, request_id)
+                send_replay(connection, self.agent, request_id)
                 connection.send_frame(ChatResponse(id=request_id, body=terminal.body if terminal else "",
                                                    done=True, error=True))
             case "done":
                 connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
-
-    def _base_first(self) -> bool:
-        """Whether a connecting client gets the stored transcript before the active stream: when
-        that stream is an interrupted continuation (its chunks were saved as a message the
-        client may not have, or folded into the one it extended). A first turn's replay, and a
-        live recovery continuation's (which starts with the whole message), rebuild their
-        message from the `start` chunk on and need no transcript."""
-        streams = self.agent.streams
-        return streams.live is None and streams.orphan is not None and streams.orphan.continuation
-
-    def _replay(self, connection: Connection, request_id: str) -> None:
-        streams = self.agent.streams
-        chunks = streams.chunks(request_id)
-        live = streams.live
-        extended: str | None = None
-        if live is not None and live.request_id == request_id and live.extends:
-            extended = live.message_id  # a recovery continuation streams into this stored message
-        elif request_id in streams.extending and (info := streams.get(request_id)) is not None:
-            extended = info.message_id  # cut off while it did: the message holds its chunks now
-            chunks = chunks[:1]
-        stored = self.agent.session.get(extended) if extended is not None else None
-        if stored is not None and chunks:
-            # The client rebuilds the one message: the stored partial as chunks under a `start`
-            # that names it (in place of the stream's own), then what the stream added to it.
-            start, *rest = message_chunks(stored)
-            connection.send_frame(ChatResponse(id=request_id, body=chunk_body(start), seq=chunks[0][0], replay=True))
-            for chunk in rest:
-                connection.send_frame(ChatResponse(id=request_id, body=chunk_body(chunk), replay=True))
-            for seq, body in chunks[1:]:
-                connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True))
-            return
-        if chunks and not (live is not None and live.request_id == request_id):
-            info = streams.get(request_id)
-            if info is not None and info.continuation and info.message_id:
-                # A continuation's stream continues the previous message live; replayed after its
-                # reply was saved as a message of its own, it must rebuild that message instead.
-                chunks[0] = (chunks[0][0], _with_message_id(chunks[0][1], info.message_id))
-        for seq, body in chunks:
-            connection.send_frame(ChatResponse(id=request_id, body=body, seq=seq, replay=True))
-
-    def _orphan_done(self, request_id: str) -> ChatResponse:
-        """The frame that closes the replay of a stream a restart interrupted: outcome `aborted`
-        (its recovery, if any, comes as a turn of its own) and the user message it answered."""
-        info = self.agent.streams.get(request_id)
-        continuation = info is not None and info.continuation
-        user_ids: tuple[str, ...] = ()
-        history = self.agent.session.history()
-        at = self.agent.session.index_of(info.message_id) if info is not None and info.message_id else None
-        for message in reversed(history[:at] if at is not None else history):
-            if message.role == "user":
-                user_ids = (message.id,)
-                break
-        return ChatResponse(id=request_id, done=True, replay=True, outcome="aborted", continuation=continuation,
-                            message_ids=None if continuation else user_ids)
 
     def _release_parked_if_idle(self) -> None:
         if not self.parked or self._pre_stream:
@@ -543,14 +489,3 @@ class ChatChannel:
 def _role_at(messages: Sequence[Message], index: int) -> object:
     role_at = getattr(messages, "role_at", None)
     return role_at(index) if role_at is not None else messages[index].role
-
-
-def _with_message_id(body: str, message_id: str) -> str:
-    try:
-        chunk = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return body
-    if not isinstance(chunk, dict) or chunk.get("type") != "start" or chunk.get("messageId"):
-        return body
-    chunk["messageId"] = message_id
-    return orjson.dumps(chunk).decode()
