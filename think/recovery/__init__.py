@@ -1,7 +1,7 @@
 """Durable chat recovery: a turn a crash or a stalled stream interrupted is finished (reference §4.8)."""
 
-from think.recovery.engine import (
-    ChatRecovery,
+from think.recovery.engine import ChatRecovery
+from think.recovery.policy import (
     ChatRecoveryPolicy,
     ExhaustedContext,
     RecoveryContext,

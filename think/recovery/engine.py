@@ -40,15 +40,23 @@ import contextvars
 import inspect
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 
 from think.messages import JSONObject, Message, TextPart, ToolPart
 from think.recovery.cutoff import settle_cut_off_calls
+from think.recovery.policy import (
+    ChatRecoveryPolicy,
+    ExhaustedContext,
+    ExhaustionReason,
+    RecoveryContext,
+    RecoveryKind,
+    RecoveryOutcome,
+    decision_of,
+)
 from think.recovery.store import Fiber, FiberStore, now
 from think.stream.fanout import Recovering, TurnFailed
 from think.tools.tool import Tool, client_tool, waits_for_answer
@@ -61,9 +69,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("think.recovery")
 
-RecoveryKind = Literal["retry", "continue"]
-ExhaustionReason = Literal["max_attempts_exceeded", "no_progress_timeout", "work_budget_exceeded",
-                           "recovery_aborted"]
 DECLINED_TEXT = "Submission was interrupted and automatic continuation was declined."
 _UNITS = frozenset({"text-start", "reasoning-start", "tool-input-available", "tool-output-available",
                     "tool-output-error"})
@@ -73,97 +78,6 @@ WAKE_ID = "think:chat-recovery"
 WAKE_METHOD = "recovery.wake"
 _CURRENT: contextvars.ContextVar[dict[int, str] | None] = contextvars.ContextVar("think_recovery_fiber", default=None)
 """The request id of the turn this task runs, per agent (by `id`): a parent's tool may run a child's turn."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChatRecoveryPolicy:
-    """Budgets of chat recovery (`Think.chat_recovery`)."""
-
-    enabled: bool = True
-    max_attempts: int = 10
-    """Recoveries of one incident (one root turn) before it is given up."""
-    no_progress_timeout: float = 300.0
-    """Seconds without forward progress (new content or tool steps) before it is given up."""
-    max_recovery_work: int = 1000
-    """Content parts and tool steps all attempts of one incident may stream."""
-    backoff: float = 0.5
-    """Seconds before the first recovery attempt; doubled per attempt, at most `max_backoff`."""
-    max_backoff: float = 10.0
-    terminal_message: str = "The assistant was interrupted and could not recover. Please try again."
-    wake_after: float = 10.0
-    """The keep-alive alarm's horizon: after a crash the agent is woken (and its turn recovered)
-    within this many seconds of the restart, with no client connected. 0 turns the alarm off."""
-    should_keep_recovering: Callable[[RecoveryContext], bool | Awaitable[bool]] | None = None
-    """Asked before each attempt from the second on (after the budgets held); False gives the
-    incident up with `recovery_aborted`."""
-
-    def delay(self, attempt: int) -> float:
-        return float(min(self.max_backoff, self.backoff * (2 ** max(0, attempt - 1))))
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveryDecision:
-    """What `on_chat_recovery` returns (a `{"persist": …, "continue": …}` dict works too)."""
-
-    persist: bool = True
-    """Keep the partial reply (settled tool results are kept either way)."""
-    continue_: bool = True
-    """Run the recovery turn; False ends the turn with a terminal error."""
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveryContext:
-    """What `on_chat_recovery` is told (reference §4.8)."""
-
-    incident_id: str
-    recovery_root_request_id: str
-    attempt: int
-    max_attempts: int
-    recovery_kind: RecoveryKind
-    stream_id: str
-    request_id: str
-    partial_text: str
-    partial_parts: tuple[Any, ...]
-    recovery_data: Any
-    messages: tuple[Message, ...]
-    last_body: JSONObject | None
-    last_client_tools: tuple[JSONObject, ...]
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class ExhaustedContext:
-    """What `on_exhausted` is told when an incident is given up."""
-
-    reason: ExhaustionReason
-    terminal_message: str
-    recovery_root_request_id: str
-    request_id: str
-    attempt: int
-    partial_text: str
-    recovery_data: Any
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveryOutcome:
-    """What recovery did with one interrupted fiber (kept in `ChatRecovery.outcomes`)."""
-
-    request_id: str
-    action: Literal["ended", "parked", "retry", "continue", "declined", "exhausted", "skipped"]
-    attempt: int = 0
-    reason: str | None = None
-    recovery_request_id: str | None = None
-
-
-def _decision(value: Any) -> RecoveryDecision:
-    if value is None:
-        return RecoveryDecision()
-    if isinstance(value, RecoveryDecision):
-        return value
-    if isinstance(value, dict):
-        return RecoveryDecision(persist=bool(value.get("persist", True)),
-                                continue_=bool(value.get("continue", value.get("continue_", True))))
-    raise TypeError(f"on_chat_recovery must return a RecoveryDecision, a dict or None, not {type(value).__name__}")
 
 
 def _tools_of(entries: list[JSONObject]) -> tuple[Tool, ...]:
@@ -427,7 +341,7 @@ class ChatRecovery:
                 self._settle_tools(session, partial, rerun=False)
                 await self._exhaust(fiber, "recovery_aborted", partial_text, attempt - 1)
                 return
-            decision = _decision(await agent.on_chat_recovery(ctx))
+            decision = decision_of(await agent.on_chat_recovery(ctx))
         except Exception:
             log.exception("recovery hooks raised; the interrupted turn %s is given up", rid)
             self._settle_tools(session, partial, rerun=False)
