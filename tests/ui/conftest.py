@@ -88,8 +88,11 @@ class Browser:
             pytest.fail(
                 f"browser step {step} {json.dumps(steps[step]) if 0 <= step < len(steps) else ''} failed:\n"
                 f"{result['error']}\n\nconsole:\n" + "\n".join(result["console"][-30:])
+                + "\n\nframes sent (last 8):\n"
+                + "\n".join(json.dumps(f)[:300] for f in result["frames"]["sent"][-8:])
                 + "\n\nframes received (last 15):\n"
-                + "\n".join(json.dumps(f)[:300] for f in result["frames"]["received"][-15:]),
+                + "\n".join(json.dumps(f)[:300] for f in result["frames"]["received"][-15:])
+                + "\n\nthe conversation's markup:\n" + str(result.get("dom", "")),
                 pytrace=False,
             )
         return Run(values=result["values"], sent=result["frames"]["sent"], received=result["frames"]["received"],

@@ -46,6 +46,7 @@ const requests = [];
 const consoleLines = [];
 const values = {};
 let context;
+let page;
 let stepIndex = -1;
 
 function record(list, payload) {
@@ -67,7 +68,7 @@ try {
     deviceScaleFactor: plan.deviceScaleFactor ?? 1,
     timeout: 30000,
   });
-  const page = context.pages()[0] ?? (await context.newPage());
+  page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(timeout);
   page.on("console", (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
   page.on("pageerror", (error) => consoleLines.push(`pageerror: ${error.message}`));
@@ -163,11 +164,16 @@ try {
   const open = [...openSockets].map((socket) => socket.url());
   console.log(JSON.stringify({ ok: true, values, frames, sockets, open, requests, console: consoleLines }));
 } catch (error) {
+  // What the page showed when the step failed: its conversation's markup, for the report.
+  const dom = await page
+    ?.evaluate(() => document.querySelector(".messages")?.outerHTML ?? document.body?.outerHTML ?? "")
+    .catch(() => "");
   console.log(
     JSON.stringify({
       ok: false,
       error: String(error?.stack ?? error),
       step: stepIndex,
+      dom: (dom ?? "").slice(-6000),
       values,
       frames,
       sockets,
