@@ -1,8 +1,10 @@
 """Framework overhead of one chat turn, with an instant scripted model and real SQLite persistence.
 
-    python bench/turn_overhead.py [--turns 300] [--long 2000] [--agents 1000]
+    python bench/turn_overhead.py [--turns 300] [--new 300] [--long 2000] [--agents 1000]
 
 Prints:
+* CPU milliseconds for the first turn of a brand-new agent (its database file, schema and first
+  one-tool turn), median of `--new` agents, and brand-new agents per second on one event loop;
 * CPU and wall milliseconds per one-tool turn (user → tool call → tool → text), median of N turns,
   and sequential turns per second;
 * per-turn cost for the first turns of a conversation vs after `--long` messages in it;
@@ -79,7 +81,21 @@ async def timed_turns(agent: Bench, count: int) -> tuple[list[float], list[float
     return cpu, wall
 
 
-async def main(turns: int, long: int, agents: int) -> None:
+async def new_agents(runtime: EmbeddedRuntime, count: int) -> tuple[list[float], float]:
+    """CPU ms of each brand-new agent's first turn (get() creates its database), and the wall seconds."""
+    cpu: list[float] = []
+    w0 = time.perf_counter()
+    for i in range(count):
+        MODEL.requests.clear()
+        c0 = time.process_time()
+        agent = await runtime.get(Bench, f"new-{i}")
+        result = await agent.save_messages(["What is the weather in Lisbon?"])
+        cpu.append((time.process_time() - c0) * 1000)
+        assert result.status == "completed", result
+    return cpu, time.perf_counter() - w0
+
+
+async def main(turns: int, new: int, long: int, agents: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="think-bench-"))
     runtime = EmbeddedRuntime(root, idle_timeout=None)
     print(f"think turn overhead — python {sys.version.split()[0]}, pid {os.getpid()}, data in {root}")
@@ -100,6 +116,14 @@ async def main(turns: int, long: int, agents: int) -> None:
     p90 = statistics.quantiles(wall, n=10)[8]
     print(f"  wall           median {statistics.median(wall):.3f} ms   p90 {p90:.3f} ms")
     print(f"  sequential     {1000 / statistics.mean(wall):.0f} turns/s on one event loop")
+
+    # 1b. The first turn of a brand-new agent: database file + schema + turn.
+    if new:
+        cpu, seconds = await new_agents(runtime, new)
+        p90 = statistics.quantiles(cpu, n=10)[8]
+        print(f"\nbrand-new agent, first turn, {new} agents (file + schema + one-tool turn):")
+        print(f"  CPU            median {statistics.median(cpu):.3f} ms   p90 {p90:.3f} ms  (target ≤ 3 ms)")
+        print(f"  sequential     {new / seconds:.0f} new agents/s on one event loop (target 1,000/s)")
 
     # 2. Cost growth: the first turns of a conversation vs after `long` messages.
     agent = await runtime.get(Bench, "long")
@@ -160,7 +184,8 @@ async def main(turns: int, long: int, agents: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--new", type=int, default=300)
     parser.add_argument("--long", type=int, default=2000)
     parser.add_argument("--agents", type=int, default=1000)
     args = parser.parse_args()
-    anyio.run(main, args.turns, args.long, args.agents)
+    anyio.run(main, args.turns, args.new, args.long, args.agents)

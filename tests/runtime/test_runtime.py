@@ -125,7 +125,28 @@ async def test_a_failing_migration_is_a_storage_error_and_nothing_half_applied(t
 
     with pytest.raises(StorageError, match=r"broken\.001"):
         await EmbeddedRuntime(tmp_path).get(Broken, "b")
-    conn = sqlite3.connect(tmp_path / "broken" / "b.db")
+    # A new database's migrations are all or nothing: the framework's schema (from the image, see
+    # think.storage.template) went with the failed one, and no file is left behind.
+    assert list((tmp_path / "broken").iterdir()) == []
+
+
+async def test_a_failing_migration_on_an_existing_database_rolls_back_only_itself(tmp_path: Path) -> None:
+    ok = EmbeddedRuntime(tmp_path)
+    await ok.get(Notes, "n")
+    await ok.close()
+
+    @migration("broken.002")
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE ok_table (x)")
+        conn.execute("THIS IS NOT SQL")
+
+    class Later(Notes):
+        migrations = (_notes, broken)
+        agent_class_name = "notes"
+
+    with pytest.raises(StorageError, match=r"broken\.002"):
+        await EmbeddedRuntime(tmp_path).get(Later, "n")
+    conn = sqlite3.connect(tmp_path / "notes" / "n.db")
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ok_table'").fetchall() == []
-    # All of a new database's migrations are one transaction: the framework's went back too.
-    assert conn.execute("SELECT count(*) FROM _think_migrations").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM _think_migrations WHERE name = 'notes.001'").fetchone() == (1,)
+    assert conn.execute("SELECT count(*) FROM _think_migrations WHERE name = 'broken.002'").fetchone() == (0,)

@@ -54,6 +54,7 @@ class Agent:
         self._state: Any = None
         self._state_loaded = False
         self._state_listeners: list[Any] = []
+        self._migrated = False
         self.schedules = Schedules(db, clock=getattr(runtime, "clock", time.time))
 
     @classmethod
@@ -61,19 +62,26 @@ class Agent:
         return cls.agent_class_name or kebab_case(cls.__name__)
 
     @classmethod
-    def all_migrations(cls) -> list[Migration]:
+    def framework_migrations(cls) -> list[Migration]:
+        """The framework's migrations for this class (base classes first); see `all_migrations`."""
         seen: list[Migration] = []
         for klass in reversed(cls.__mro__):
             for m in klass.__dict__.get("_framework_migrations", ()):
                 if m not in seen:
                     seen.append(m)
-        return seen + list(cls.migrations)
+        return seen
+
+    @classmethod
+    def all_migrations(cls) -> list[Migration]:
+        """The framework's migrations, then the class's own `migrations`, in the order they run."""
+        return cls.framework_migrations() + list(cls.migrations)
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
     async def _start(self) -> None:
         """Bring the instance up: migrations, then framework start-up, then `on_start()`."""
         migrate(self.db, self.all_migrations())
+        self._migrated = True
         await self._framework_start()
         await self.on_start()
 

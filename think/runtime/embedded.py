@@ -29,6 +29,7 @@ from think.runtime.alarms import AlarmIndex
 from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name, file_name
 from think.storage import Database
+from think.storage.template import create_from_image, remove_database, schema_image
 
 log = logging.getLogger("think.runtime")
 A = TypeVar("A", bound=Agent)
@@ -168,6 +169,8 @@ class EmbeddedRuntime:
             try:
                 path = self.path_for(cls, name)
                 path.parent.mkdir(parents=True, exist_ok=True)
+                # A new agent's file starts as the framework's schema image (think.storage.template).
+                created = create_from_image(path, schema_image(cls.framework_migrations()))
                 db = Database(path)
                 self.register(cls)
                 instance = cls(name, db=db, runtime=self)
@@ -175,6 +178,8 @@ class EmbeddedRuntime:
                     await instance._start()
                 except BaseException:
                     db.close()
+                    if created and not instance._migrated:
+                        remove_database(path)  # as if the new database's migrations rolled back
                     raise
             except BaseException:
                 self.release()

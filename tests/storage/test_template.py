@@ -1,0 +1,104 @@
+"""New agent databases start from the framework's schema image; old ones still migrate."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+import time
+from pathlib import Path
+
+from think import EmbeddedRuntime, Think
+from think.storage import Database, migrate, migration
+from think.storage.template import create_from_image, schema_image
+
+
+def schema_of(path: Path) -> dict[str, object]:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            "objects": sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall(),
+                              key=repr),
+            "migrations": [r[0] for r in conn.execute("SELECT name FROM _think_migrations ORDER BY rowid")],
+            "user_version": conn.execute("PRAGMA user_version").fetchone(),
+            "journal_mode": conn.execute("PRAGMA journal_mode").fetchone(),
+            "integrity": conn.execute("PRAGMA integrity_check").fetchone(),
+        }
+    finally:
+        conn.close()
+
+
+def migrated_the_old_way(path: Path, count: int | None = None) -> None:
+    db = Database(path)
+    migs = Think.all_migrations()
+    migrate(db, migs if count is None else migs[:count])
+    db.close()
+
+
+async def test_a_new_agent_starts_from_the_image_with_the_schema_the_migrations_give(tmp_path: Path) -> None:
+    schema_image(Think.framework_migrations())  # built once per process (maybe by an earlier test)
+    runtime = EmbeddedRuntime(tmp_path / "data", idle_timeout=None)
+    asked = time.time()
+    agent = await runtime.get(Think, "new")
+    # The framework's migrations were applied when the image was built, not one by one now.
+    stamps = [row["applied_at"] for row in agent.db.sql("SELECT applied_at FROM _think_migrations")]
+    assert len(stamps) == len(Think.framework_migrations())
+    assert max(stamps) < asked
+    path = Path(agent.db.path)
+    await runtime.close()
+    reference = tmp_path / "reference.db"
+    migrated_the_old_way(reference)
+    new, old = schema_of(path), schema_of(reference)
+    assert new == old
+    assert new["journal_mode"] == ("wal",) and new["integrity"] == ("ok",)
+
+
+async def test_an_old_schema_database_still_upgrades(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    runtime = EmbeddedRuntime(data, idle_timeout=None)
+    path = runtime.path_for(Think, "old")
+    path.parent.mkdir(parents=True)
+    migrated_the_old_way(path, count=3)  # a database from before the later migrations existed
+    agent = await runtime.get(Think, "old")
+    await runtime.close()
+    reference = tmp_path / "reference.db"
+    migrated_the_old_way(reference)
+    upgraded = schema_of(path)
+    assert upgraded["objects"] == schema_of(reference)["objects"]
+    assert upgraded["migrations"] == [m.name for m in Think.all_migrations()]
+    assert agent.db.closed
+
+
+@migration("ids.001")
+def _fresh_id(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE my_identity (value TEXT NOT NULL)")
+    conn.execute("INSERT INTO my_identity VALUES (?)", (secrets.token_hex(8),))
+
+
+class WithOwnMigration(Think):
+    migrations = (_fresh_id,)
+
+
+async def test_an_agents_own_migrations_still_run_on_each_new_database(tmp_path: Path) -> None:
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    a = await runtime.get(WithOwnMigration, "a")
+    b = await runtime.get(WithOwnMigration, "b")
+    ids = {x.db.value("SELECT value FROM my_identity") for x in (a, b)}
+    assert len(ids) == 2  # not one row copied from an image into both
+    assert a.db.value("SELECT count(*) FROM _think_migrations WHERE name = 'ids.001'") == 1
+    await runtime.close()
+
+
+def test_an_existing_file_is_never_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    path.write_bytes(b"not mine to replace")
+    assert not create_from_image(path, schema_image(Think.framework_migrations()))
+    assert path.read_bytes() == b"not mine to replace"
+
+
+def test_a_staging_file_left_by_a_killed_process_is_overwritten_and_removed(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    (tmp_path / f"x.db.{os.getpid()}.new").write_bytes(b"half written")
+    assert create_from_image(path, schema_image(Think.framework_migrations()))
+    assert [p.name for p in tmp_path.iterdir()] == ["x.db"]
+    assert schema_of(path)["integrity"] == ("ok",)
