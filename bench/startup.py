@@ -1,0 +1,93 @@
+"""Start-up cost: `import think`, and `think serve` until it answers HTTP.
+
+    python bench/startup.py [--runs 7]
+
+Prints, as the median of `--runs` fresh interpreters each:
+* `import think` wall seconds measured inside the interpreter (its start-up excluded), and the
+  cumulative figure `python -X importtime` reports for `think`;
+* `think serve examples/assistant.py` seconds from spawning the process until `GET /` answers.
+
+Figures, not assertions (the machines are shared and noisy). The subprocesses inherit this
+environment, so `PYTHONPATH=.` measures the working tree's `think`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMED_IMPORT = "import time; t = time.perf_counter(); import think; print(time.perf_counter() - t)"
+
+
+def import_seconds() -> float:
+    out = subprocess.run([sys.executable, "-c", TIMED_IMPORT], capture_output=True, text=True, check=True, cwd=ROOT)
+    return float(out.stdout.strip())
+
+
+def importtime_seconds() -> float:
+    """The cumulative microseconds `-X importtime` gives the `think` package itself."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import think"], capture_output=True,
+                         text=True, check=True, cwd=ROOT)
+    for line in out.stderr.splitlines():
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) == 3 and fields[2] == "think":
+            return int(fields[1]) / 1e6
+    raise RuntimeError("no `think` line in the -X importtime output")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_ready_seconds(data_dir: Path, deadline: float = 30.0) -> float:
+    port = free_port()
+    command = [sys.executable, "-c", "from think.cli import main; main()", "serve", "examples/assistant.py",
+               "--port", str(port), "--data-dir", str(data_dir), "--no-ui"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while time.perf_counter() - t0 < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"think serve exited with {proc.returncode}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+            except urllib.error.HTTPError:
+                pass  # any HTTP answer means it serves
+            except OSError:
+                time.sleep(0.005)  # polling for the port to open, not waiting out a guess
+                continue
+            return time.perf_counter() - t0
+        raise RuntimeError("think serve did not answer in time")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main(runs: int) -> None:
+    print(f"think start-up — python {sys.version.split()[0]}, median of {runs} fresh processes")
+    imports = [import_seconds() for _ in range(runs)]
+    print(f"  import think (in-process)     {statistics.median(imports):.3f} s   min {min(imports):.3f} s"
+          "  (target ≤ 0.2 s)")
+    cumulative = [importtime_seconds() for _ in range(runs)]
+    print(f"  import think (-X importtime)  {statistics.median(cumulative):.3f} s   min {min(cumulative):.3f} s")
+    with tempfile.TemporaryDirectory(prefix="think-startup-") as tmp:
+        ready = [serve_ready_seconds(Path(tmp) / f"data-{i}") for i in range(runs)]
+    print(f"  think serve ready             {statistics.median(ready):.3f} s   min {min(ready):.3f} s"
+          "  (target ≤ 1 s)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    main(parser.parse_args().runs)
