@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import inspect
+import logging
+import socket
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -13,28 +16,46 @@ from typing import Any
 import click
 
 from think._version import __version__
+from think.cli_errors import CliError, explain, fail
+from think.errors import ConfigurationError
 
 
 def _load_module(spec: str) -> ModuleType:
     path = Path(spec)
     if spec.endswith(".py") or path.is_file():
         if not path.is_file():
-            raise click.BadParameter(f"no such file: {spec}")
+            raise CliError(f"no such file: {spec}", "check the path (relative to the current directory)")
         name = f"_think_target_{path.stem}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise click.BadParameter(f"cannot import {spec}")
+            raise CliError(f"cannot import {spec}", "give a Python file (.py) or a module name")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         sys.path.insert(0, str(path.resolve().parent))
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise CliError(f"importing {spec} failed: {_said(exc)}", "fix that error in the file") from exc
         return module
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")
     try:
         return importlib.import_module(spec)
-    except ImportError as exc:
-        raise click.BadParameter(f"cannot import module {spec!r}: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and spec.startswith(exc.name):
+            raise CliError(f"no module named {spec!r}", "check the name, run from the directory that holds it, "
+                           "or give a path to a .py file") from exc
+        raise CliError(f"importing {spec} failed: {_said(exc)}", "install what it needs") from exc
+    except Exception as exc:
+        raise CliError(f"importing {spec} failed: {_said(exc)}", "fix that error in the module") from exc
+
+
+def _said(exc: BaseException) -> str:
+    """An exception as one line: its type, its message's first line (a SyntaxError's place too)."""
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        return f"SyntaxError: {exc.msg} ({Path(exc.filename or '?').name}, line {exc.lineno})"
+    text = str(exc).strip().split("\n", 1)[0]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def load_agent_classes(targets: tuple[str, ...]) -> list[type[Any]]:
@@ -48,16 +69,20 @@ def load_agent_classes(targets: tuple[str, ...]) -> list[type[Any]]:
         else:
             module_part, class_name = target, ""
         module = _load_module(module_part)
+        found = [obj for obj in vars(module).values()
+                 if inspect.isclass(obj) and issubclass(obj, Agent) and obj.__module__ == module.__name__]
+        names = ", ".join(cls.__name__ for cls in found) or "none"
         if class_name:
             cls = getattr(module, class_name, None)
             if not (inspect.isclass(cls) and issubclass(cls, Agent)):
-                raise click.BadParameter(f"{target}: {class_name!r} is not an agent class in {module_part}")
+                what = "no such name" if cls is None else "not an agent class"
+                raise CliError(f"{target}: {class_name!r} is {what} in {module_part}",
+                               f"name an agent class defined there (found: {names})")
             classes.append(cls)
             continue
-        found = [obj for obj in vars(module).values()
-                 if inspect.isclass(obj) and issubclass(obj, Agent) and obj.__module__ == module.__name__]
         if not found:
-            raise click.BadParameter(f"{target}: no agent class defined there (name one with {target}:ClassName)")
+            raise CliError(f"{target}: no agent class is defined there",
+                           f"define a subclass of think.Think there, or name one with {target}:ClassName")
         classes.extend(found)
     return classes
 
@@ -71,38 +96,88 @@ def main() -> None:
 @main.command()
 @click.argument("targets", nargs=-1, required=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0: a free one).")
 @click.option("--data-dir", default=None, type=click.Path(file_okay=False),
               help="Where agents keep their SQLite files [default: $THINK_DATA_DIR or .think].")
 @click.option("--ui/--no-ui", default=True, show_default=True, help="Serve the web UI at /.")
-def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool) -> None:
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning"], case_sensitive=False),
+              default="info", show_default=True, help="Level of the think.* loggers (one line per turn at info).")
+@click.option("--log-format", type=click.Choice(["text", "json"], case_sensitive=False), default="text",
+              show_default=True, help="Log lines as text, or as one JSON object per line.")
+@click.option("--access-log/--no-access-log", default=False, show_default=True,
+              help="Log every HTTP request and WebSocket upgrade.")
+@click.option("--debug", is_flag=True, help="Show the traceback of a configuration error.")
+def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, log_level: str,
+          log_format: str, access_log: bool, debug: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
+    A configuration error (a bad target, a model that cannot be resolved, a missing key, a port in
+    use) is one line on stderr and exit code 2.
     """
     import uvicorn
     from rich.console import Console
 
-    from think.errors import DataDirInUse
+    from think.log_config import configure_logging
     from think.runtime.embedded import shared_runtime
     from think.server import create_app
 
+    configure_logging(log_level, "json" if log_format.lower() == "json" else "text", access_log=access_log)
     console = Console(stderr=True)
-    try:  # one process per data directory: this one holds it for its whole life
-        shared_runtime(data_dir).claim()
-    except DataDirInUse as exc:
-        raise click.ClickException(str(exc)) from None
-    classes = load_agent_classes(targets)
-    with console.status("Starting: resolving the model…"):
-        model_label = _model_label(classes)
-    app = create_app(agents=classes, data_dir=data_dir, ui=ui)
+    try:
+        shared_runtime(data_dir).claim()  # one process per data directory: this one holds it for its whole life
+        classes = load_agent_classes(targets)
+        with console.status("Starting: resolving the model…"):
+            model_label = _model_label(classes)
+        app = create_app(agents=classes, data_dir=data_dir, ui=ui)
+        sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
+    except Exception as exc:
+        if explain(exc) is None:
+            raise
+        fail(exc, debug=debug)
+    port = sock.getsockname()[1]
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
-    console.print(f"[bold]think[/bold] {__version__}  ·  model: [bold]{model_label}[/bold]")
-    for cls in classes:
-        console.print(f"  agent [cyan]{cls.kebab_name()}[/cyan]  ws://{shown}:{port}/agents/{cls.kebab_name()}/<name>")
+    lines = [f"[bold]think[/bold] {__version__}  ·  model: [bold]{model_label}[/bold]"]
+    lines += [f"  agent [cyan]{cls.kebab_name()}[/cyan]  ws://{shown}:{port}/agents/{cls.kebab_name()}/<name>"
+              for cls in classes]
     if ui:
-        console.print(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=16 * 1024 * 1024)
+        lines.append(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
+    _announce(console, lines, json=log_format.lower() == "json")
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
+                            ws_max_size=16 * 1024 * 1024)
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])
+    if not server.started:
+        sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`, for uvicorn to listen on; a port in use is a `CliError`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(f"port {port} on {host} is already in use",
+                           "stop the process listening there, or pass --port <another> (--port 0 picks a free one)"
+                           ) from None
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}", "check --host and --port") from None
+    return sock
+
+
+def _announce(console: Any, lines: list[str], *, json: bool) -> None:
+    """The start-up banner: rich text, or (with `--log-format json`) log records like every other line."""
+    if not json:
+        for line in lines:
+            console.print(line)
+        return
+    from rich.text import Text
+
+    for line in lines:
+        logging.getLogger("think.server").info("%s", Text.from_markup(line).plain.strip())
 
 
 @main.command()
@@ -130,7 +205,12 @@ def _model_label(classes: list[type[Any]]) -> str:
     labels = []
     for cls in classes:
         if issubclass(cls, Think):
-            label = model_of(cls).model_id
+            try:
+                label = model_of(cls).model_id
+            except ConfigurationError:
+                raise
+            except Exception as exc:  # the agent's own get_model() broke
+                raise CliError(f"{cls.__name__}.get_model() failed: {_said(exc)}", "fix get_model()") from exc
             if label == "demo":
                 label = "demo (offline demo model: set THINK_MODEL for a real one)"
             labels.append(label)

@@ -57,7 +57,8 @@ def test_openai_compatible_ids(spec: str, url: str, key: str | None, model: str)
     resolved = resolve_model(spec, env=KEYS)
 
     assert isinstance(resolved, OpenAICompatibleModel)
-    assert resolved.model_id == spec
+    # The label of an openai-compatible id leaves its base URL out (browsers are shown it).
+    assert resolved.model_id == (f"openai-compatible:{model}" if spec.startswith("openai-compatible:") else spec)
     assert resolved.model == model
     assert resolved.url == url
     assert resolved._headers.get("authorization") == (f"Bearer {key}" if key else None)

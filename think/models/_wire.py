@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from typing import Any, Protocol
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote_to_bytes, urlsplit
 
 import anyio.lowlevel
 import httpx
@@ -30,6 +30,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Ten minutes between bytes (reasoning models can think for long before the first token)."""
 
 Timeout = float | httpx.Timeout | None
+LOGGED_BODY_CHARS = 200
+"""How much of a provider's error text a log line keeps."""
 
 
 class StreamDecoder(Protocol):
@@ -84,10 +86,30 @@ async def post_sse(
     except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
         tail = [Finish("error", error=f"malformed data in the stream from {url}: {exc}")]
     except Exception as exc:  # a bug or an unexpected shape; the contract says we end, not raise
-        log.exception("model stream from %s failed", url)
+        log.exception("model stream from %s failed", log_url(url))
         tail = [Finish("error", error=f"unexpected error reading the stream from {url}: {exc!r}")]
+    _log_failure(url, tail)
     for event in tail:
         yield event
+
+
+def log_url(url: str) -> str:
+    """`url` as a log line may show it: scheme, host, port and path (no credentials, no query)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def _log_failure(url: str, tail: list[StreamEvent]) -> None:
+    """One WARNING line for a call that failed (its status, a short body); a retry logs its own."""
+    finish = tail[-1] if tail else None
+    if not isinstance(finish, Finish) or finish.reason != "error" or not log.isEnabledFor(logging.WARNING):
+        return
+    text = finish.error or ""
+    text = text if len(text) <= LOGGED_BODY_CHARS else text[:LOGGED_BODY_CHARS - 1] + "…"
+    status = f"status {finish.status}" if finish.status is not None else "no status"
+    log.warning("model call to %s failed (%s): %s", log_url(url), status, text.replace(url, log_url(url)),
+                extra={"think": {"url": log_url(url), "status": finish.status}})
 
 
 def http_error(status: int, reason: str, body: bytes) -> Finish:

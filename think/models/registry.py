@@ -91,7 +91,8 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
             base_url, hash_, model = name.rpartition("#")
             if not hash_ or not model or not base_url.startswith(("http://", "https://")):
                 raise _bad_id(spec, "expected openai-compatible:<http(s) base_url>#<model>")
-            return OpenAICompatibleModel(model, base_url=base_url, label=spec)
+            # The label leaves the base URL out: it is shown to browsers (and URLs can hold keys).
+            return OpenAICompatibleModel(model, base_url=base_url, label=f"openai-compatible:{model}")
         case "local" | "llama-cpp":
             from think.models.local import LlamaCppModel
 

@@ -187,6 +187,10 @@ class ChatRecovery:
             self._spawn(self._recover(fiber, stalled=True))
             return True
         self.store.delete(request_id)
+        if fiber.attempt > 0:
+            log.info("recovery of turn %s: attempt %d ended %s", fiber.root_request_id, fiber.attempt, status,
+                     extra={"think": {"recovery": "ended", "root_request_id": fiber.root_request_id,
+                                      "request_id": request_id, "attempt": fiber.attempt, "outcome": status}})
         if fiber.attempt > 0 and self.recovering is not None:
             root, self.recovering = self.recovering, None
             await self._publish(fiber, Recovering(root, False))
@@ -368,7 +372,6 @@ class ChatRecovery:
         self.recovering = fiber.root_request_id
         await self._publish(fiber, Recovering(fiber.root_request_id, True))
         self._note(RecoveryOutcome(rid, kind_of, attempt, recovery_request_id=new_id))
-        log.info("recovering interrupted turn %s (%s, attempt %d) as %s", rid, kind_of, attempt, new_id)
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
                            extend=kind_of == "continue", body=fiber.last_body,
                            client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id)
@@ -383,7 +386,6 @@ class ChatRecovery:
 
     async def _exhaust(self, fiber: Fiber, reason: ExhaustionReason, partial_text: str, attempt: int) -> None:
         text = self.policy.terminal_message
-        log.warning("giving up the interrupted turn %s (%s)", fiber.request_id, reason)
         self.store.delete(fiber.request_id)
         self.agent.streams.set_terminal(fiber.request_id, text)
         await self._publish(fiber, TurnFailed(fiber.request_id, text, fiber.continuation))
@@ -449,3 +451,9 @@ class ChatRecovery:
     def _note(self, outcome: RecoveryOutcome) -> None:
         self.outcomes.append(outcome)
         del self.outcomes[:-100]
+        detail = f" as {outcome.recovery_request_id}" if outcome.recovery_request_id else ""
+        detail += f" ({outcome.reason})" if outcome.reason else ""
+        log.log(logging.WARNING if outcome.action == "exhausted" else logging.INFO,
+                "recovery of interrupted turn %s: %s (attempt %d)%s", outcome.request_id, outcome.action,
+                outcome.attempt, detail, extra={"think": {"recovery": outcome.action, "request_id": outcome.request_id,
+                                                          "attempt": outcome.attempt, "reason": outcome.reason}})

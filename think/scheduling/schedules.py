@@ -163,6 +163,10 @@ class Schedules:
             finally:
                 _FIRING.reset(token)
             ran += 1
+            # The framework's own wake-ups (`think:…` ids) fire often and say little: DEBUG.
+            log.log(logging.DEBUG if task.id.startswith("think:") else logging.INFO, "schedule %s ran %s (%s)%s",
+                    task.id, task.method, task.kind, " and failed" if error else "",
+                    extra={"think": {"schedule": task.id, "method": task.method, "failed": error is not None}})
             if recurring:
                 self.db.sql("UPDATE think_schedules SET runs = runs + 1, last_error = ? WHERE id = ?", error, task.id)
             else:  # done, unless the call scheduled the same id again (a wake-up that re-arms itself)

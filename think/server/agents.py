@@ -127,6 +127,8 @@ class AgentHost:
 
     def refuse(self, connection: Connection, frame: ChatResponse | RpcResponse | ProtocolErrorFrame) -> None:
         """Answer a frame we could not accept; a client that keeps sending them is closed."""
+        reason = frame.error if isinstance(frame, ProtocolErrorFrame | RpcResponse) else frame.body
+        connection.refusals.refused("a frame", reason)
         connection.send_frame(frame)
         connection.invalid_frames += 1
         if connection.invalid_frames >= MAX_INVALID_FRAMES:

@@ -162,6 +162,7 @@ class ChatChannel:
             case ToolApproval():
                 await self._tool_approval(connection, frame)
             case _:
+                connection.refusals.refused("a frame", f"{type(frame).__name__} is not a chat frame")
                 connection.send_frame(ProtocolErrorFrame(f"{type(frame).__name__} is not a chat frame"))
 
     def _refuse(self, connection: Connection, request_id: str, reason: str) -> None:
@@ -261,7 +262,7 @@ class ChatChannel:
             return None
         kept, ignored = split_client_tools(client_tools, kinds.server)
         for name in ignored:
-            log.warning("connection %s registered client tool %r, a server tool; ignored", connection.id, name)
+            connection.refusals.refused(f"client tool {name!r}", "a server tool has that name; ignored")
             connection.send_frame(ProtocolErrorFrame(shadowed_message(name)))
         return kept
 
@@ -313,7 +314,7 @@ class ChatChannel:
             agent.continuations.request(connection.id)
 
     def _refuse_answer(self, connection: Connection, refused: Refused) -> None:
-        log.info("%s: refused an answer from connection %s: %s", type(self.agent).__name__, connection.id, refused)
+        connection.refusals.refused(f"an answer to {type(self.agent).__name__}", refused)
         connection.send_frame(ProtocolErrorFrame(str(refused)))
         # The stock client shows its answer before the server takes it: give the sender the
         # server's copy back, or its next request would resend the refused claim.

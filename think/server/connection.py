@@ -18,6 +18,7 @@ import anyio
 
 from think.protocol.codec import encode_frame
 from think.protocol.frames import ServerFrame
+from think.server.refusals import RefusalLog
 
 log = logging.getLogger("think.server")
 
@@ -47,6 +48,8 @@ class Connection:
         self.invalid_frames = 0
         """Frames from this client that we refused (it is closed after too many)."""
         self.calls_in_flight = 0
+        self.refusals = RefusalLog(id)
+        """What the server refused from this client, for the log (rate-limited)."""
         self._socket = socket
         self._queue: deque[str] = deque()
         self._max_queued = max_queued
@@ -107,6 +110,7 @@ class Connection:
         finally:
             self._gone = True
             self._queue.clear()
+            self.refusals.closed()
 
 
 class Connections:

@@ -32,6 +32,7 @@ from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.trust import agent_tools, merge_client_tools
 from think.turns.turn import TurnRequest, TurnResult, TurnStatus
+from think.turns.turn_log import log_turn, turn_clock
 from think.turns.writer import writing
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     request_id = turn.request_id
     generation = agent.turn_queue.generation
+    started = turn_clock()
     try:
         session = agent.sessions.session(turn.session_id)
     except Exception as exc:  # no such session: nobody listens to it either
@@ -199,6 +201,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
                           attachments=tuple(attachments.kept), output=output, recovering=recovering)
+    outcome = result.status if status == "completed" and result is not None else status  # max-steps, awaiting-…
+    log_turn(agent, request_id, model.model_id, result, outcome, started, error)
     if stored is not None:
         await session.compact_if_needed()
     try:
