@@ -35,6 +35,22 @@ def _m001_kv(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE think_kv (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
 
 
+_FRAMEWORK_MIGRATIONS: dict[type, tuple[Migration, ...]] = {}
+
+
+def _framework_migrations_of(cls: type[Agent]) -> tuple[Migration, ...]:
+    # Computed once per class: every start of an instance asks (twice for a new database).
+    if (known := _FRAMEWORK_MIGRATIONS.get(cls)) is not None:
+        return known
+    seen: list[Migration] = []
+    for klass in reversed(cls.__mro__):
+        for m in klass.__dict__.get("_framework_migrations", ()):
+            if m not in seen:
+                seen.append(m)
+    known = _FRAMEWORK_MIGRATIONS[cls] = tuple(seen)
+    return known
+
+
 class Agent:
     """Base class of every agent. Subclass `Think` for chat agents."""
 
@@ -64,12 +80,7 @@ class Agent:
     @classmethod
     def framework_migrations(cls) -> list[Migration]:
         """The framework's migrations for this class (base classes first); see `all_migrations`."""
-        seen: list[Migration] = []
-        for klass in reversed(cls.__mro__):
-            for m in klass.__dict__.get("_framework_migrations", ()):
-                if m not in seen:
-                    seen.append(m)
-        return seen
+        return list(_framework_migrations_of(cls))
 
     @classmethod
     def all_migrations(cls) -> list[Migration]:
