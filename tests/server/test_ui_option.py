@@ -8,9 +8,10 @@ import httpx
 
 from tests.chat.live_server import serve_in_thread
 from tests.server.agents import EchoChat, Notes
-from think import __version__
+from think import Think, __version__
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
+from think.testing import ScriptedModel
 
 
 async def test_the_ui_and_its_info_are_served_next_to_the_agents(tmp_path: Path) -> None:
@@ -31,3 +32,18 @@ async def test_without_ui_there_is_no_page(tmp_path: Path) -> None:
         async with httpx.AsyncClient(base_url=server.base_url) as http:
             assert (await http.get("/")).status_code == 404
             assert (await http.get("/_think/info")).status_code == 404
+
+
+class UrlLabelled(Think):
+    def get_model(self) -> ScriptedModel:
+        # an app's own Model whose label names its endpoint, key included
+        return ScriptedModel("hi", model_id="custom:https://user:sk-secret@llm.internal:8443/v1?key=sk-secret#big-model")
+
+
+async def test_the_info_never_shows_a_base_url_or_a_key(tmp_path: Path) -> None:
+    app = create_app([UrlLabelled], runtime=EmbeddedRuntime(tmp_path), ui=True)
+    with serve_in_thread(app) as server:
+        async with httpx.AsyncClient(base_url=server.base_url) as http:
+            info = (await http.get("/_think/info")).json()
+    assert info["model"] == "custom:big-model"
+    assert "sk-secret" not in str(info) and "llm.internal" not in str(info)

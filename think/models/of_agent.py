@@ -8,6 +8,7 @@ so no agent's file is opened and nothing of its runtime starts.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from think.models.base import Model
@@ -15,6 +16,8 @@ from think.storage import Database, migrate
 
 if TYPE_CHECKING:
     from think.agent import Think
+
+_URL = re.compile(r"[A-Za-z][\w+.-]*://[^\s#)\],]*#?")
 
 
 def model_of(cls: type[Think], name: str = "default") -> Model:
@@ -27,3 +30,9 @@ def model_of(cls: type[Think], name: str = "default") -> Model:
         return agent.resolve_model(agent.get_model())
     finally:
         db.close()
+
+
+def public_label(model_id: str) -> str:
+    """`model_id` as browsers may see it: any URL in it is left out (a base URL can hold a key, or
+    name an internal host), so `openai-compatible:http://host/v1#m` reads `openai-compatible:m`."""
+    return _URL.sub("", model_id).strip() or "model"

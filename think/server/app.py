@@ -31,7 +31,7 @@ from starlette.websockets import WebSocket
 from think._version import __version__
 from think.agent import Think
 from think.errors import ConfigurationError
-from think.models.of_agent import model_of
+from think.models.of_agent import model_of, public_label
 from think.protocol.codec import encode_message_list
 from think.protocol.frames import ProtocolErrorFrame
 from think.runtime.agent import Agent
@@ -246,7 +246,7 @@ def _ui_info(classes: list[type[Agent]], prefix: str) -> Callable[[], Awaitable[
         if chat is None:
             return "none"
         try:
-            return model_of(chat).model_id  # no agent is woken to describe it
+            return public_label(model_of(chat).model_id)  # no agent is woken to describe it; no URL shown
         except Exception as exc:  # the page shows it; chatting will report the error in full
             return f"unavailable ({type(exc).__name__})"
 
