@@ -89,6 +89,20 @@ class Tab {
     );
   }
 
+  /** Wait until `count` server continuations (tool results, approvals) have ended and the chat is
+   *  idle. Sending before that races the continuation's closing transcript, which the stock hook
+   *  applies over a message sent meanwhile. */
+  waitContinued(count) {
+    return this.waitFor(
+      `(s) => {
+        if (s.status !== "ready" || s.isServerStreaming) return false;
+        const done = s.sockets.flatMap((k) => k.events).filter((e) => e.dir === "in").map((e) => JSON.parse(e.data))
+          .filter((f) => f.type === "cf_agent_use_chat_response" && f.continuation && f.done);
+        return done.length >= ${count};
+      }`,
+    );
+  }
+
   send(text) {
     return this.request("send", { text });
   }
@@ -233,6 +247,7 @@ const scenarios = {
     const location = toolPart(await a.state(), "get_city");
     await a.toolOutput(location.toolCallId, "get_city", { city: "Lisbon" });
     await a.waitFor(lastText("You are in Lisbon."));
+    await a.waitContinued(1);
     await a.send("delete notes.txt");
     await a.waitIdle(2);
     await a.waitFor(toolState("danger", "approval-requested"));
@@ -243,6 +258,7 @@ const scenarios = {
     const refused = await a.waitFor(`(s) => s.status === "ready" && (${toolState("danger", "approval-requested")})(s)`);
     await a.approve(asked.approval.id, true);
     await a.waitFor(lastText("Deleted notes.txt."));
+    await a.waitContinued(2);
     await a.send("add 2 3");
     await a.waitIdle(3);
     return { A: await a.close(), refused, calls: { location: location.toolCallId, danger: asked.toolCallId } };

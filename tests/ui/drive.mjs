@@ -16,7 +16,9 @@
 // attr {selector, name, as}; eval {js, as}; screenshot {path, fullPage?}; viewport {width, height};
 // colorScheme {scheme}; sleep {ms}; waitSent {type, count?, timeout?} (until the page has sent that
 // many WebSocket frames of that type); waitOpen {url, timeout?} (until a socket whose URL contains
-// `url` is open).
+// `url` is open); holdSocket {url} (before goto: what the server sends on sockets whose URL contains
+// `url` is held back, the page's frames still go out) and releaseSocket (deliver what was held, in
+// order, and stop holding).
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +50,7 @@ const values = {};
 let context;
 let page;
 let stepIndex = -1;
+let held = null; // {frames: [[route, message]], routes} while holdSocket is in force
 
 function record(list, payload) {
   const text = typeof payload === "string" ? payload : payload.toString("utf8");
@@ -155,6 +158,22 @@ try {
           if (Date.now() > deadline) throw new Error(`timed out waiting for an open socket to ${step.url}`);
           await page.waitForTimeout(20);
         }
+        break;
+      }
+      case "holdSocket":
+        held = { frames: [] };
+        await page.routeWebSocket((url) => url.toString().includes(step.url), (route) => {
+          const server = route.connectToServer();
+          server.onMessage((message) => {
+            if (held) held.frames.push([route, message]);
+            else route.send(message);
+          });
+        });
+        break;
+      case "releaseSocket": {
+        const frames = held?.frames ?? [];
+        held = null;
+        for (const [route, message] of frames) route.send(message);
         break;
       }
       default:

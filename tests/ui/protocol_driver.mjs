@@ -67,9 +67,11 @@ async function open(name, url, harness = true) {
   if (harness) await connected(page);
 }
 
-// The hook mounted and its socket is open (a message sent before that can be lost by the hook).
+// The hook mounted, its socket is open and the server answered its resume probe. A message sent
+// before that is lost by the stock hook: the connect transcript that follows replaces it.
 async function connected(page) {
-  await page.waitForFunction(() => window.harness && window.harness.ready && window.harness.opens >= 1, null,
+  await page.waitForFunction(() => window.harness && window.harness.ready && window.harness.opens >= 1
+    && window.harness.synced >= 1, null,
     { timeout: 15000, polling: 10 });
 }
 

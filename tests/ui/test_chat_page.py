@@ -177,6 +177,35 @@ def test_deny_sends_a_refusal_and_shows_the_call_as_denied(browser: Browser, ser
     assert approval["approved"] is False
 
 
+def test_a_message_sent_as_the_page_connects_keeps_its_place_above_the_answer(browser: Browser,
+                                                                               serve: Serve) -> None:
+    # The server's frames are held back, so the page is connected but has not had the server's
+    # transcript yet. A message sent now would be overwritten by that transcript in the stock hook
+    # and its answer would land above it; the page holds it until the connection is in sync.
+    with serve([UiAssistant]) as url:
+        run = browser.run(url, [
+            {"action": "holdSocket", "url": f"/agents/{ADDRESS}/"},
+            *_open("early"),
+            {"action": "waitOpen", "url": f"/agents/{ADDRESS}/early"},
+            *_send("What is 19 + 23?"),
+            {"action": "waitFor", "selector": "form.composer[data-held]"},
+            {"action": "count", "selector": ".msg-user", "as": "shown_while_held"},
+            {"action": "text", "selector": "#composer-hint", "as": "hint"},
+            {"action": "releaseSocket"},
+            {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "The sum is"},
+            _turn_over(),
+            {"action": "eval", "as": "order",
+             "js": "Array.from(document.querySelectorAll('.msg')).map((el) => el.getAttribute('aria-label'))"},
+            {"action": "eval", "as": "draft", "js": "document.querySelector('#composer-input').value"},
+        ])
+    assert run.values["shown_while_held"] == 0
+    assert "sent as soon as the chat is in sync" in run.values["hint"][0]
+    assert run.values["order"] == ["You", "Assistant"]
+    assert run.values["draft"] == ""
+    [request] = run.sent_of("cf_agent_use_chat_request")
+    assert "What is 19 + 23?" in request["init"]["body"]
+
+
 def test_an_approved_tool_runs_and_the_answer_continues(browser: Browser, serve: Serve) -> None:
     NOTIFIED.clear()
     with serve([UiAssistant]) as url:

@@ -100,13 +100,28 @@ export function TopBar({ children }: { children: ReactNode }) {
 
 export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHint }: ChatProps) {
   const [connection, setConnection] = useState<Connection>("connecting");
+  // Whether the server has answered this socket's resume probe. Until then the transcript it
+  // sends on connect may still be on its way, and the stock hook would apply it over a message
+  // sent meanwhile (the message would vanish, its answer land above it): sends wait for this.
+  const [synced, setSynced] = useState(false);
   const agent = useAgent({
     agent: agentName,
     name,
     ...(prefix !== "agents" ? { prefix } : {}),
     onOpen: () => setConnection("open"),
-    onClose: () => setConnection("closed"),
+    onClose: () => {
+      setConnection("closed");
+      setSynced(false);
+    },
   });
+  useEffect(() => {
+    const onMessage = (event: MessageEvent) => {
+      if (typeof event.data !== "string" || !event.data.includes('"probeId"')) return;
+      if (/"type":"cf_agent_stream_resum(e_none|ing)"/.test(event.data)) setSynced(true);
+    };
+    agent.addEventListener("message", onMessage);
+    return () => agent.removeEventListener("message", onMessage);
+  }, [agent]);
 
   const [filesOpen, setFilesOpen] = useFilesPanel();
   const [turnError, setTurnError] = useState<string | null>(null);
@@ -222,19 +237,29 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
   const input = useRef<HTMLTextAreaElement>(null);
   useEffect(() => input.current?.focus(), []);
 
+  // A message sent before the connection is in sync waits here (still in the composer).
+  const [held, setHeld] = useState<string | null>(null);
   const send = useCallback(
     (text: string) => {
       const value = text.trim();
       if (!value || busy) return;
+      if (!synced) {
+        setHeld(value);
+        return;
+      }
       setTurnError(null);
       setServerNotice(null);
       if (error) clearError();
       atBottom.current = true;
+      setHeld(null);
       void sendMessage({ text: value });
       setDraft("");
     },
-    [busy, error, clearError, sendMessage],
+    [busy, synced, error, clearError, sendMessage],
   );
+  useEffect(() => {
+    if (synced && held !== null) send(held);
+  }, [synced, held, send]);
 
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -486,7 +511,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
 
           <div className="composer-wrap">
             {banner}
-            <form className="composer" onSubmit={onSubmit}>
+            <form className="composer" onSubmit={onSubmit} data-held={held !== null ? "" : undefined}>
               <label htmlFor="composer-input" className="visually-hidden">
                 Message
               </label>
@@ -501,8 +526,14 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                 aria-describedby="composer-hint"
               />
               <div className="composer-row">
-                <span id="composer-hint" className="composer-hint">
-                  <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+                <span id="composer-hint" className="composer-hint" aria-live="polite">
+                  {held !== null ? (
+                    "Connecting… the message is sent as soon as the chat is in sync."
+                  ) : (
+                    <>
+                      <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+                    </>
+                  )}
                 </span>
                 {busy ? (
                   <button type="submit" className="send-btn is-stop" aria-label="Stop generating" title="Stop (Esc)">

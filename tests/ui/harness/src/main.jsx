@@ -33,6 +33,8 @@ const harness = {
   shown: [], // [[role, id, text], …] of every message at each render where they changed (JSON)
   ready: false,
   opens: 0,
+  synced: 0, // the server's answers to the hook's resume probe (one per open): the connect
+             // transcript is applied by then, so a message sent now cannot be overwritten by it
   closes: 0,
   get messages() {
     return chat().messages;
@@ -127,6 +129,15 @@ function Chat() {
   useEffect(() => {
     current = { chat: latest, agent };
     harness.ready = true;
+  }, [agent]);
+
+  useEffect(() => {
+    const onMessage = (event) => {
+      if (typeof event.data === "string" && /"type":"cf_agent_stream_resum(e_none|ing)"/.test(event.data)
+        && event.data.includes('"probeId"')) harness.synced += 1;
+    };
+    agent.addEventListener("message", onMessage);
+    return () => agent.removeEventListener("message", onMessage);
   }, [agent]);
 
   return (
