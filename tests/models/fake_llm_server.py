@@ -268,6 +268,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    query: str = ""
 
 
 @dataclass
@@ -316,7 +317,8 @@ class FakeLLMServer:
         payload = orjson.loads(body) if body else None
         path: str = scope["path"]
         if not path.endswith("/api/tags"):  # the Ollama probe is not a model request
-            self.requests.append(Recorded(scope["method"], path, headers, payload))
+            self.requests.append(Recorded(scope["method"], path, headers, payload,
+                                          scope.get("query_string", b"").decode("latin-1")))
         model = payload.get("model", "") if isinstance(payload, dict) else ""
         if path.endswith("/chat/completions"):
             await self._respond(send, receive, model, OPENAI, OPENAI_ERRORS, bench_openai)

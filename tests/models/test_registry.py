@@ -236,3 +236,58 @@ def test_default_model_id_finds_local_smollm2_when_both_packages_exist(
     monkeypatch.syspath_prepend(str(tmp_path))
 
     assert detect_default_model_id({}, probe_ollama=no_ollama) == "local:smollm2"
+
+
+def test_an_openai_compatible_id_takes_its_key_and_headers_from_the_environment() -> None:
+    env = {"THINK_OPENAI_COMPATIBLE_API_KEY": "sk-default", "VLLM_KEY": "sk-vllm",
+           "THINK_OPENAI_COMPATIBLE_HEADERS": "X-Team: infra\n\nOpenAI-Organization: org-1",
+           "AZURE_HEADERS": "api-key: az-secret"}
+
+    default = resolve_model("openai-compatible:http://h:8000/v1#m", env=env)
+    named = resolve_model("openai-compatible:http://h:8000/v1?key_env=VLLM_KEY#m", env=env)
+    azure = resolve_model("openai-compatible:https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21"
+                          "&headers_env=AZURE_HEADERS#gpt-4o", env=env)
+    bare = resolve_model("openai-compatible:http://h:8000/v1#m", env={})
+
+    assert isinstance(default, OpenAICompatibleModel) and isinstance(named, OpenAICompatibleModel)
+    assert isinstance(azure, OpenAICompatibleModel) and isinstance(bare, OpenAICompatibleModel)
+    assert default._headers["authorization"] == "Bearer sk-default"
+    assert (default._headers["x-team"], default._headers["openai-organization"]) == ("infra", "org-1")
+    assert named._headers["authorization"] == "Bearer sk-vllm" and named.url == "http://h:8000/v1/chat/completions"
+    assert azure.url == "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+    assert azure._headers["api-key"] == "az-secret"
+    assert "authorization" not in bare._headers  # a local server without a key still works
+    for model in (default, named, azure):
+        assert model.model_id.startswith("openai-compatible:") and "sk-" not in model.model_id
+
+
+@pytest.mark.parametrize(
+    ("spec", "env", "message"),
+    [
+        ("openai-compatible:http://h/v1?key=sk-live-123#m", {}, "carries a key in ?key=: put the key in an "
+                                                                "environment variable and name it with ?key_env=NAME"),
+        ("openai-compatible:http://h/v1?key_env=MY_KEY#m", {}, "needs MY_KEY to be set in the environment"),
+        ("openai-compatible:http://h/v1?headers_env=H#m", {}, "needs H to hold headers"),
+        ("openai-compatible:http://h/v1#m", {"THINK_OPENAI_COMPATIBLE_HEADERS": "no colon here"},
+         "THINK_OPENAI_COMPATIBLE_HEADERS: 'no colon here' is not a `Name: value` header line"),
+    ],
+)
+def test_bad_openai_compatible_keys_and_headers_are_one_clear_error(spec: str, env: dict[str, str],
+                                                                     message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        resolve_model(spec, env=env)
+    assert message in str(caught.value)
+    assert "sk-live-123" not in str(caught.value)  # the error never repeats a key
+
+
+async def test_an_openai_compatible_key_headers_and_query_reach_the_server(fake_llm: FakeLLMServer) -> None:
+    env = {"LOCAL_KEY": "sk-local", "THINK_OPENAI_COMPATIBLE_HEADERS": "X-Route: blue"}
+    model = resolve_model(f"openai-compatible:{fake_llm.url}/v1?key_env=LOCAL_KEY&api-version=7#text", env=env)
+    request = ModelRequest(system="", messages=(UserMessage((TextContent("Hi"),)),))
+
+    events = [event async for event in model.stream(request)]
+
+    assert isinstance(events[-1], Finish)
+    [seen] = fake_llm.requests
+    assert (seen.path, seen.query) == ("/v1/chat/completions", "api-version=7")
+    assert (seen.headers["authorization"], seen.headers["x-route"]) == ("Bearer sk-local", "blue")

@@ -29,10 +29,12 @@ class OpenAICompatibleModel(SseModel):
         headers: Mapping[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         label: str | None = None,
+        query: str = "",
         include_usage: bool = True,
         timeout: Timeout = DEFAULT_TIMEOUT,
     ) -> None:
-        super().__init__(model, url=base_url.rstrip("/") + "/chat/completions",
+        url = base_url.rstrip("/") + "/chat/completions" + (f"?{query}" if query else "")
+        super().__init__(model, url=url,
                          label=label or f"openai-compatible:{model}",
                          auth_headers={"authorization": f"Bearer {api_key}"} if api_key else {},
                          headers=headers, client=client, timeout=timeout)

@@ -11,7 +11,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import orjson
@@ -88,11 +88,7 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
                 name, base_url=base_url, api_key=_key(spec, ("CLOUDFLARE_API_TOKEN",), env), label=spec
             )
         case "openai-compatible":
-            base_url, hash_, model = name.rpartition("#")
-            if not hash_ or not model or not base_url.startswith(("http://", "https://")):
-                raise _bad_id(spec, "expected openai-compatible:<http(s) base_url>#<model>")
-            # The label leaves the base URL out: it is shown to browsers (and URLs can hold keys).
-            return OpenAICompatibleModel(model, base_url=base_url, label=f"openai-compatible:{model}")
+            return _openai_compatible(spec, name, env)
         case "local" | "llama-cpp":
             from think.models.local import LlamaCppModel
 
@@ -103,6 +99,55 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
             return PydanticAIModel(name, label=spec)
         case _:
             raise _bad_id(spec, f"unknown provider {provider!r}")
+
+
+def _openai_compatible(spec: str, name: str, env: Mapping[str, str]) -> OpenAICompatibleModel:
+    """`openai-compatible:<base_url>#<model>`. Two query parameters of the base URL are ours and
+    are taken out of it: `key_env=NAME` (the API key is in that environment variable; default
+    THINK_OPENAI_COMPATIBLE_API_KEY, optional) and `headers_env=NAME` (extra headers, one
+    `Name: value` per line; default THINK_OPENAI_COMPATIBLE_HEADERS). Other parameters stay on the
+    request URL (e.g. Azure's `api-version`). A key is never read from the id itself: ids are
+    logged and shown, so they must not hold secrets."""
+    base_url, hash_, model = name.rpartition("#")
+    if not hash_ or not model or not base_url.startswith(("http://", "https://")):
+        raise _bad_id(spec, "expected openai-compatible:<http(s) base_url>#<model>")
+    parts = urlsplit(base_url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    ours = {k: v for k, v in query if k in ("key_env", "headers_env")}
+    if secret := next((k for k, _ in query if k.lower() in ("key", "api_key", "apikey", "api-key")), None):
+        raise ConfigurationError(f"model id {_redacted(spec)!r} carries a key in ?{secret}=: put the key in an "
+                                 "environment variable and name it with ?key_env=NAME")
+    key_var = ours.get("key_env", "THINK_OPENAI_COMPATIBLE_API_KEY")
+    api_key = env.get(key_var, "").strip() or None
+    if api_key is None and "key_env" in ours:
+        raise ConfigurationError(f"model {_redacted(spec)!r} needs {key_var} to be set in the environment")
+    headers_var = ours.get("headers_env", "THINK_OPENAI_COMPATIBLE_HEADERS")
+    headers = _headers(env.get(headers_var, ""), headers_var)
+    if "headers_env" in ours and not headers:
+        raise ConfigurationError(f"model {_redacted(spec)!r} needs {headers_var} to hold headers "
+                                 "(one `Name: value` per line)")
+    rest = urlencode([(k, v) for k, v in query if k not in ("key_env", "headers_env")])
+    # The label leaves the base URL out: it is shown to browsers (and URLs can hold keys).
+    return OpenAICompatibleModel(model, base_url=urlunsplit(parts._replace(query="")), api_key=api_key,
+                                 headers=headers, query=rest, label=f"openai-compatible:{model}")
+
+
+def _headers(text: str, var: str) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon or not key.strip() or any(c in key for c in " \t"):
+            raise ConfigurationError(f"{var}: {line.strip()[:40]!r} is not a `Name: value` header line")
+        headers[key.strip().lower()] = value.strip()
+    return headers
+
+
+def _redacted(spec: str) -> str:
+    """An id as it may be printed: without its base URL's query string."""
+    head, hash_, model = spec.rpartition("#")
+    return f"{head.partition('?')[0]}{hash_}{model}" if hash_ else spec.partition("?")[0]
 
 
 def _key(spec: str, names: tuple[str, ...], env: Mapping[str, str]) -> str:
