@@ -33,6 +33,8 @@ from think.hooks import (
     TurnConfig,
     TurnContext,
 )
+from think.mcp import MCPAPI
+from think.mcp import MIGRATIONS as MCP_MIGRATIONS
 from think.messages import JSONObject, Message
 from think.models.base import Model
 from think.recovery import MIGRATIONS as RECOVERY_MIGRATIONS
@@ -75,7 +77,7 @@ from think.workspace.workspace import Workspace
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
 
-class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
+class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -102,7 +104,8 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
     _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
-                                                        *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS)
+                                                        *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
+                                                        *MCP_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -132,6 +135,8 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
         self.scheduled_tasks = ScheduledTasks(self)
         self.recovery = ChatRecovery(self)
         """Durable fibers of running turns and the recovery of interrupted ones."""
+        self.mcp = self._mcp_clients(self.db)
+        """The agent's MCP servers and their connections (see `think.mcp`)."""
 
     # ---- override points -------------------------------------------------------------------------
 
@@ -272,8 +277,10 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, Agent):
         await self.recovery.start()  # …is retried or continued, within its budget
         self.scheduled_tasks.reconcile()
         self.submissions.start()  # recover what a dead process left running, drain what waits
+        self.mcp.restore()  # stored MCP servers connect in the background
 
     async def _hibernate(self) -> None:
+        await self.mcp.stop()
         await self.submissions.stop()
         await self.recovery.stop()
         self.agent_tool_runs.flush()

@@ -227,7 +227,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
     if repaired:
         session.save(repaired)
     await session.compact_if_needed()
-    # Later sources win a name: workspace and get_tools(), context blocks, skills, client tools;
+    await agent._wait_for_mcp()  # `wait_for_mcp_connections`: servers still connecting
+    # Later sources win a name: workspace and get_tools(), context blocks, skills, MCP, client tools;
     # but a client tool never replaces a server tool (think.turns.trust).
     tools = agent_tools(agent, session)
     for name in merge_client_tools(tools, turn.client_tools):

@@ -110,10 +110,13 @@ class ToolKinds:
 def agent_tools(agent: Think, session: Session | None = None) -> dict[str, Tool]:
     """The tools a turn of `agent` (in `session`, by default its root session) starts from,
     before client tools and `before_turn`: the workspace tools and `get_tools()`, the session's
-    context tools, skill tools (later sources win a name)."""
+    context tools, skill tools, the tools of ready MCP servers if `include_mcp_tools` (later
+    sources win a name)."""
     tools = dict(agent.all_tools())
     tools.update(context_tools(agent.session if session is None else session))
     tools.update(agent.skills.tools())
+    if agent.include_mcp_tools:
+        tools.update(agent.mcp.tools())
     return tools
 
 

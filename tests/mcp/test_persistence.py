@@ -1,0 +1,97 @@
+"""Stored servers: restored after a restart (a fresh runtime over the same data directory, and a
+new `think serve` process), reconnected in the background; a dead one never stalls the start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.mcp.conftest import DemoServer, free_port, start_demo_server
+from tests.mcp.helpers import server_state, until
+from tests.mcp.test_client_tools import Mcp, tool_part
+from think.errors import ConfigurationError
+from think.runtime.embedded import EmbeddedRuntime
+
+
+class Waiting(Mcp):
+    wait_for_mcp_connections = True
+
+
+async def test_the_server_list_survives_a_restart_and_the_next_turn_calls_the_tool(
+        data_dir: Path, demo_server: DemoServer) -> None:
+    first = EmbeddedRuntime(data_dir)
+    async with first.lease(Waiting, "keep") as agent:
+        added = await agent.add_mcp_server("demo", demo_server.url, headers={"X-Test": "1"})
+        await agent.chat('use demo_echo {"text": "before"}')
+        assert tool_part(agent).output == "echo: before"
+    await first.close()
+
+    second = EmbeddedRuntime(data_dir)
+    try:
+        async with second.lease(Waiting, "keep") as agent:
+            assert [s["id"] for s in agent.mcp_servers()] == [added["id"]]
+            # wait_for_mcp_connections: the turn waits for the reconnect before the model runs
+            await agent.chat('use demo_echo {"text": "after"}')
+            assert tool_part(agent).output == "echo: after"
+            assert await agent.remove_mcp_server(added["id"])
+            assert agent.mcp_servers() == [] and agent.mcp.tools() == {}
+    finally:
+        await second.close()
+    third = EmbeddedRuntime(data_dir)
+    try:
+        async with third.lease(Waiting, "keep") as agent:
+            assert agent.mcp_servers() == []
+    finally:
+        await third.close()
+
+
+async def test_a_dead_server_does_not_stall_the_start_or_a_turn(data_dir: Path) -> None:
+    dead_url = f"http://127.0.0.1:{free_port()}/mcp"
+    first = EmbeddedRuntime(data_dir)
+    async with first.lease(Mcp, "dead") as agent:
+        added = await agent.add_mcp_server("gone", dead_url)
+        assert added["state"] == "failed" and "gone" not in str(agent.mcp.tools())
+        assert added["error"], added
+    await first.close()
+
+    second = EmbeddedRuntime(data_dir)
+    try:
+        async with second.lease(Mcp, "dead") as agent:  # returns while the server is still connecting
+            assert server_state(agent, added["id"]) in ("connecting", "failed")
+            result = await agent.chat('use nothing')
+            assert result.status == "completed"
+            # The server comes up later on that port: the background reconnect finds it.
+            port = int(dead_url.split(":")[2].split("/")[0])
+            late = start_demo_server(port)
+            try:
+                await until(agent, lambda: server_state(agent, added["id"]) == "ready", timeout=60,
+                            what="the reconnect after the server came up")
+            finally:
+                late.kill()
+    finally:
+        await second.close()
+
+
+async def test_bad_input_is_refused_with_a_clear_error(data_dir: Path, demo_server: DemoServer) -> None:
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Mcp, "bad") as agent:
+            for kwargs, text in [({"url": "file:///etc/passwd"}, "http:// or https://"),
+                                 ({"url": "ftp://example.com/mcp"}, "http:// or https://"),
+                                 ({"url": demo_server.url, "transport": "websocket"}, "transport must be"),
+                                 ({}, "either a url or a command"),
+                                 ({"command": ""}, "command is empty")]:
+                with pytest.raises(ConfigurationError, match=text):
+                    await agent.add_mcp_server("bad", **kwargs)  # type: ignore[arg-type]
+            not_mcp = await agent.add_mcp_server("web", demo_server.url.replace("/mcp", "/nothing"))
+            assert not_mcp["state"] == "failed" and not_mcp["error"]
+            assert agent.mcp_servers()[0]["state"] == "failed"
+            good = await agent.add_mcp_server("demo", demo_server.url)
+            assert good["state"] == "ready"  # the failed one affects nothing else
+            with anyio.fail_after(30):
+                result = await agent.chat('use demo_echo {"text": "fine"}')
+            assert result.status == "completed" and tool_part(agent).output == "echo: fine"
+    finally:
+        await runtime.close()

@@ -1,0 +1,100 @@
+"""The MCP methods of `Think` (a mixin: the work is done by `think.mcp.clients.MCPClients`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from think.mcp.clients import MCPClients, UrlCheck, allow_http
+from think.mcp.store import Transport
+from think.messages import JSONObject
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult, GetPromptResult, ReadResourceResult
+
+DEFAULT_WAIT = 10.0
+"""Seconds `wait_for_mcp_connections = True` waits for connecting servers before a turn."""
+
+
+class MCPAPI:
+    """An agent's MCP servers: add, remove, list; their tools in every turn (see `think.mcp`)."""
+
+    include_mcp_tools: ClassVar[bool] = True
+    """Merge the tools of every ready MCP server into each turn (False: connections and direct
+    calls stay, the model does not get the tools)."""
+    wait_for_mcp_connections: ClassVar[bool | Mapping[str, float]] = False
+    """Before each turn, wait for servers still connecting: True (up to 10 s) or
+    `{"timeout": seconds}`; False: a turn uses the servers that are ready."""
+    mcp_call_timeout: ClassVar[float] = 60.0
+    """Seconds one MCP tool call (or prompt, resource read) may take."""
+    mcp_connect_timeout: ClassVar[float] = 30.0
+    """Seconds a server has to connect, answer the handshake and list its tools."""
+    mcp_url_check: ClassVar[UrlCheck] = staticmethod(allow_http)
+    """Raises for a server URL this app forbids (default: any http(s) URL the owner adds)."""
+
+    mcp: MCPClients
+
+    def _mcp_clients(self, db: Any) -> MCPClients:
+        return MCPClients(db, call_timeout=self.mcp_call_timeout, connect_timeout=self.mcp_connect_timeout,
+                          check_url=type(self).mcp_url_check)
+
+    async def add_mcp_server(self, name: str, url: str | None = None, *, transport: Transport = "auto",
+                             headers: Mapping[str, str] | None = None, command: str | None = None,
+                             args: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                             cwd: str | Path | None = None,
+                             timeout: float | None = 10.0) -> JSONObject:  # noqa: ASYNC109
+        """Add an MCP server, stored in this agent's database and reconnected on every start.
+
+        A remote server: `add_mcp_server("docs", "https://…/mcp", transport="auto" |
+        "streamable-http" | "sse", headers={…})`. A local one over stdio:
+        `add_mcp_server("files", command="python", args=["-m", "my_server"], env={…}, cwd=…)`.
+        Waits up to `timeout` seconds for the first connection attempt and returns
+        `{"id", "state", "auth_url", "error"}`; a server that failed is kept and retried in the
+        background (remove it with `remove_mcp_server(id)`).
+        """
+        return await self.mcp.add(name, url, transport=None if command is not None and transport == "auto"
+                                  else transport, headers=headers, command=command, args=args, env=env,
+                                  cwd=cwd, timeout=timeout)
+
+    async def remove_mcp_server(self, server_id: str) -> bool:
+        """Disconnect a server and delete it; False if no server has this id."""
+        return await self.mcp.remove(server_id)
+
+    def mcp_servers(self) -> list[JSONObject]:
+        """Every server: `{id, name, server_url, transport, state, error, auth_url, tools}`, with
+        `state` one of `connecting`, `authenticating`, `discovering`, `ready`, `failed`."""
+        return self.mcp.servers()
+
+    def get_mcp_servers(self) -> JSONObject:
+        """The `cf_agent_mcp_servers` payload: servers by id, their tools, prompts and resources."""
+        return self.mcp.state()
+
+    async def call_mcp_tool(self, server_id: str, name: str,
+                            arguments: Mapping[str, Any] | None = None) -> CallToolResult:
+        """Call a server's tool directly (the SDK's `CallToolResult`)."""
+        result: CallToolResult = await self.mcp.call_tool(server_id, name, arguments)
+        return result
+
+    def list_prompts(self) -> list[JSONObject]:
+        """The prompts of every ready server, each with its `serverId`."""
+        return self.mcp.prompts()
+
+    async def get_prompt(self, server_id: str, name: str,
+                         arguments: Mapping[str, str] | None = None) -> GetPromptResult:
+        return await self.mcp.get_prompt(server_id, name, arguments)
+
+    def list_resources(self) -> list[JSONObject]:
+        """The resources of every ready server, each with its `serverId`."""
+        return self.mcp.resources()
+
+    async def read_resource(self, server_id: str, uri: str) -> ReadResourceResult:
+        return await self.mcp.read_resource(server_id, uri)
+
+    async def _wait_for_mcp(self) -> None:
+        """Before a turn: wait for connecting servers if `wait_for_mcp_connections` asks."""
+        wait = self.wait_for_mcp_connections
+        if wait is False or wait is None:
+            return
+        timeout = DEFAULT_WAIT if wait is True else float(dict(wait).get("timeout", DEFAULT_WAIT))
+        await self.mcp.wait_for_connections(timeout)

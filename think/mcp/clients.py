@@ -1,0 +1,230 @@
+"""`MCPClients`: an agent's MCP servers: the stored list, one connection each, their tools.
+
+`restore()` (at the agent's start) starts a background connection per stored server and
+returns at once; `add()` stores a server and waits (at most `timeout`) for its first attempt;
+`remove()` ends the connection and deletes the row. Every change of any connection calls the
+listeners with nothing: they read `state()` (the `cf_agent_mcp_servers` payload) themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from think.errors import ConfigurationError
+from think.mcp.backoff import Backoff
+from think.mcp.errors import MCPServerUnavailable
+from think.mcp.store import TRANSPORTS, ServerSpec, ServerStore, Transport
+from think.messages import JSONObject
+from think.storage import Database
+from think.tools.tool import Tool
+
+if TYPE_CHECKING:  # the SDK is imported when the first server connects, not with `think`
+    from mcp.types import GetPromptResult, ReadResourceResult
+
+    from think.mcp.connection import MCPConnection
+
+log = logging.getLogger("think.mcp")
+
+UrlCheck = Callable[[str], None]
+"""Raises `ConfigurationError` for a server URL the app does not allow."""
+
+
+def allow_http(url: str) -> None:
+    """The default rule for server URLs: any `http://` or `https://` URL with a host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"an MCP server URL must be http:// or https:// with a host, not {url!r}")
+
+
+class MCPClients:
+    """See the module docstring."""
+
+    def __init__(self, db: Database, *, call_timeout: float = 60.0, connect_timeout: float = 30.0,
+                 check_url: UrlCheck = allow_http, backoff: Backoff | None = None) -> None:
+        self.store = ServerStore(db)
+        self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        self.check_url = check_url
+        self.backoff = backoff or Backoff()
+        self.connections: dict[str, MCPConnection] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self._tools: dict[str, Tool] | None = None
+
+    # ---- listeners ---------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener()` after every change; returns the function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _changed(self, _connection: MCPConnection | None = None) -> None:
+        self._tools = None
+        for listener in tuple(self._listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("an MCP listener failed")
+
+    # ---- servers -----------------------------------------------------------------------------------
+
+    def restore(self) -> None:
+        """Connect every stored server in the background (never waits for one)."""
+        for spec in self.store.all():
+            if spec.id not in self.connections:
+                self._open(spec)
+
+    def _open(self, spec: ServerSpec) -> MCPConnection:
+        from think.mcp.connection import MCPConnection
+
+        connection = MCPConnection(spec, self._changed, connect_timeout=self.connect_timeout, backoff=self.backoff)
+        self.connections[spec.id] = connection
+        connection.start()
+        return connection
+
+    async def add(self, name: str, url: str | None = None, *, transport: Transport | None = None,
+                  headers: Mapping[str, str] | None = None, command: str | None = None,
+                  args: Sequence[str] = (), env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+                  timeout: float | None = 10.0) -> JSONObject:  # noqa: ASYNC109
+        """Store a server and connect it; wait up to `timeout` seconds for the first attempt."""
+        spec = self._spec(name, url, transport=transport, headers=headers, command=command, args=args,
+                          env=env, cwd=cwd)
+        self.store.add(spec)
+        connection = self._open(spec)
+        if timeout:
+            with anyio.move_on_after(timeout):
+                await connection.wait_settled()
+        return {"id": spec.id, "state": connection.state, "auth_url": None, "error": connection.error}
+
+    def _spec(self, name: str, url: str | None, *, transport: Transport | None, headers: Mapping[str, str] | None,
+              command: str | None, args: Sequence[str], env: Mapping[str, str] | None,
+              cwd: str | Path | None) -> ServerSpec:
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigurationError("an MCP server needs a name")
+        if (url is None) == (command is None):
+            raise ConfigurationError("give an MCP server either a url or a command (stdio), not both")
+        server_id = uuid.uuid4().hex[:12]
+        if command is not None:
+            if transport not in (None, "stdio"):
+                raise ConfigurationError(f"a command runs over stdio, not {transport!r}")
+            if not isinstance(command, str) or not command:
+                raise ConfigurationError("the MCP server's command is empty")
+            return ServerSpec(id=server_id, name=name.strip(), transport="stdio", command=command,
+                              args=tuple(str(a) for a in args), env=dict(env) if env is not None else None,
+                              cwd=str(cwd) if cwd is not None else None)
+        chosen = transport or "auto"
+        if chosen not in TRANSPORTS or chosen == "stdio":
+            raise ConfigurationError(f"transport must be 'auto', 'streamable-http' or 'sse', not {transport!r}")
+        assert url is not None
+        self.check_url(url)
+        clean = {str(k): str(v) for k, v in (headers or {}).items()}
+        return ServerSpec(id=server_id, name=name.strip(), transport=chosen, url=url, headers=clean)
+
+    async def remove(self, server_id: str) -> bool:
+        """Disconnect and forget a server; False if there was none with this id."""
+        connection = self.connections.pop(server_id, None)
+        found = self.store.remove(server_id)
+        if connection is not None:
+            await connection.stop()
+        self._changed()
+        return found or connection is not None
+
+    async def stop(self) -> None:
+        """End every connection (hibernation, shutdown); the stored list stays."""
+        connections, self.connections = list(self.connections.values()), {}
+        for connection in connections:
+            await connection.stop()
+        self._tools = None
+
+    async def wait_for_connections(self, timeout: float | None) -> None:  # noqa: ASYNC109
+        """Until no server is `connecting` or `discovering` (at most `timeout` seconds)."""
+        pending = [c for c in self.connections.values() if c.state in ("connecting", "discovering")]
+        if not pending:
+            return
+        with anyio.move_on_after(timeout):
+            for connection in pending:
+                await connection.wait_settled()
+
+    def servers(self) -> list[JSONObject]:
+        """Every server with its state: `{id, name, server_url, transport, state, error, tools}`."""
+        out: list[JSONObject] = []
+        for spec in self.store.all():
+            connection = self.connections.get(spec.id)
+            out.append({"id": spec.id, "name": spec.name, "server_url": spec.server_url,
+                        "transport": spec.transport, "state": connection.state if connection else "connecting",
+                        "error": connection.error if connection else None, "auth_url": None,
+                        "tools": len(connection.tools) if connection else 0})
+        return out
+
+    # ---- tools, prompts, resources -----------------------------------------------------------------
+
+    def tools(self) -> dict[str, Tool]:
+        """The tools of every ready server, by their merged names (rebuilt after a change)."""
+        if self._tools is None:
+            from think.mcp.tools import as_tool, tool_name
+
+            tools: dict[str, Tool] = {}
+            for connection in self.connections.values():
+                if connection.state != "ready":
+                    continue
+                for mcp_tool in connection.tools:
+                    name = tool_name(connection.spec.name, mcp_tool.name, tools)
+                    tools[name] = as_tool(connection.spec.name, mcp_tool, name, self._caller(connection))
+            self._tools = tools
+        return dict(self._tools)
+
+    def _caller(self, connection: MCPConnection) -> Callable[[str, dict[str, Any]], Any]:
+        def call(name: str, arguments: dict[str, Any]) -> Any:
+            return connection.call_tool(name, arguments, timeout=self.call_timeout)
+
+        return call
+
+    def _connection(self, server_id: str) -> MCPConnection:
+        connection = self.connections.get(server_id)
+        if connection is None:
+            raise MCPServerUnavailable(f"no MCP server with id {server_id!r}")
+        return connection
+
+    async def call_tool(self, server_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Call a tool directly (also with `include_mcp_tools = False`); the SDK's result."""
+        return await self._connection(server_id).call_tool(name, dict(arguments or {}), timeout=self.call_timeout)
+
+    async def get_prompt(self, server_id: str, name: str,
+                         arguments: Mapping[str, str] | None = None) -> GetPromptResult:
+        return await self._connection(server_id).get_prompt(name, dict(arguments) if arguments else None,
+                                                            timeout=self.call_timeout)
+
+    async def read_resource(self, server_id: str, uri: str) -> ReadResourceResult:
+        return await self._connection(server_id).read_resource(uri, timeout=self.call_timeout)
+
+    def prompts(self) -> list[JSONObject]:
+        return [{**p.model_dump(mode="json", by_alias=True, exclude_none=True), "serverId": sid}
+                for sid, c in self.connections.items() for p in c.prompts]
+
+    def resources(self) -> list[JSONObject]:
+        return [{**r.model_dump(mode="json", by_alias=True, exclude_none=True), "serverId": sid}
+                for sid, c in self.connections.items() for r in c.resources]
+
+    # ---- the wire ----------------------------------------------------------------------------------
+
+    def state(self) -> JSONObject:
+        """The `mcp` payload of `cf_agent_mcp_servers`, in the `agents` client's `MCPServersState` shape."""
+        servers: dict[str, Any] = {}
+        for spec in self.store.all():
+            connection = self.connections.get(spec.id)
+            servers[spec.id] = {
+                "name": spec.name, "server_url": spec.server_url, "auth_url": None,
+                "state": connection.state if connection else "connecting",
+                "error": connection.error if connection else None,
+                "instructions": connection.instructions if connection else None,
+                "capabilities": connection.capabilities if connection and connection.state == "ready" else None,
+            }
+        tools = [{**t.model_dump(mode="json", by_alias=True, exclude_none=True), "serverId": sid}
+                 for sid, c in self.connections.items() for t in c.tools]
+        return {"prompts": self.prompts(), "resources": self.resources(), "servers": servers, "tools": tools}

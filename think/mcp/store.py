@@ -1,0 +1,92 @@
+"""The agent's MCP servers as rows of its own SQLite database (`think_mcp_servers`).
+
+A row is what `add_mcp_server` was given: how to reach the server (a URL and transport with
+headers, or a command line for stdio). Connection state is never stored; it is rebuilt by
+connecting again when the agent starts. Headers are kept as given (they often carry a token):
+they stay in the agent's database and are never sent to clients.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import orjson
+
+from think.storage import Database, migration
+
+Transport = Literal["auto", "streamable-http", "sse", "stdio"]
+TRANSPORTS: tuple[Transport, ...] = ("auto", "streamable-http", "sse", "stdio")
+
+
+@migration("think.mcp.001_servers")
+def _m001(conn: sqlite3.Connection) -> None:
+    conn.execute("""
+        CREATE TABLE think_mcp_servers (
+            id         TEXT PRIMARY KEY,
+            name       TEXT NOT NULL,
+            transport  TEXT NOT NULL,
+            url        TEXT,
+            headers    BLOB,               -- JSON object, for URL transports
+            command    TEXT,
+            args       BLOB,               -- JSON array, for stdio
+            env        BLOB,               -- JSON object, for stdio
+            cwd        TEXT,
+            created_at REAL NOT NULL
+        )""")
+
+
+MIGRATIONS = [_m001]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How to reach one MCP server."""
+
+    id: str
+    name: str
+    transport: Transport
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    @property
+    def server_url(self) -> str:
+        """The URL clients are shown: the URL, or `stdio:` and the command line."""
+        if self.url is not None:
+            return self.url
+        return "stdio:" + " ".join((self.command or "", *self.args))
+
+
+def _json(value: object) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
+
+
+class ServerStore:
+    """Rows of `think_mcp_servers`, oldest first."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def all(self) -> list[ServerSpec]:
+        rows = self.db.sql("SELECT * FROM think_mcp_servers ORDER BY created_at, id")
+        return [ServerSpec(id=r["id"], name=r["name"], transport=r["transport"], url=r["url"],
+                           headers=orjson.loads(r["headers"]) if r["headers"] else {},
+                           command=r["command"], args=tuple(orjson.loads(r["args"]) if r["args"] else ()),
+                           env=orjson.loads(r["env"]) if r["env"] else None, cwd=r["cwd"]) for r in rows]
+
+    def add(self, spec: ServerSpec) -> None:
+        self.db.sql("INSERT INTO think_mcp_servers (id, name, transport, url, headers, command, args, env, cwd, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spec.id, spec.name, spec.transport,
+                    spec.url, _json(spec.headers or None), spec.command, _json(list(spec.args) or None),
+                    _json(spec.env), spec.cwd, time.time())
+
+    def remove(self, server_id: str) -> bool:
+        found = self.db.value("SELECT 1 FROM think_mcp_servers WHERE id = ?", server_id) is not None
+        self.db.sql("DELETE FROM think_mcp_servers WHERE id = ?", server_id)
+        return found

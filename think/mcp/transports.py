@@ -1,0 +1,61 @@
+"""From a `ServerSpec` to an SDK `Client`: streamable HTTP, SSE or a stdio subprocess.
+
+`auto` tries streamable HTTP first and falls back to SSE when that fails (what the original
+does); the error of each attempt is kept, so a server that speaks neither is reported with both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+from think._version import __version__
+from think.mcp.errors import describe
+from think.mcp.store import ServerSpec
+
+CLIENT_INFO = Implementation(name="think", version=__version__)
+
+
+def _http(spec: ServerSpec) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(headers=spec.headers or None, timeout=httpx2.Timeout(30.0, read=300.0))
+
+
+def _client(spec: ServerSpec, transport: str, stack: AsyncExitStack, **options: Any) -> Client:
+    if transport == "stdio":
+        params = StdioServerParameters(command=spec.command or "", args=list(spec.args), env=spec.env, cwd=spec.cwd)
+        return Client(params, client_info=CLIENT_INFO, **options)
+    assert spec.url is not None
+    if transport == "sse":
+        return Client(sse_client(spec.url, headers=spec.headers or None), client_info=CLIENT_INFO, **options)
+    return Client(streamable_http_client(spec.url, http_client=_http(spec)), client_info=CLIENT_INFO, **options)
+
+
+@asynccontextmanager
+async def connect(spec: ServerSpec, *, read_timeout: float,
+                  message_handler: MessageHandlerFnT | None = None) -> AsyncIterator[Client]:
+    """An entered SDK client for `spec` (the handshake done), closed when the block ends."""
+    order = ["streamable-http", "sse"] if spec.transport == "auto" else [spec.transport]
+    errors: list[str] = []
+    for transport in order:
+        async with AsyncExitStack() as stack:
+            client = _client(spec, transport, stack, read_timeout_seconds=read_timeout,
+                             message_handler=message_handler)
+            try:
+                entered = await stack.enter_async_context(client)
+            except Exception as exc:
+                errors.append(f"{transport}: {describe(exc)}" if len(order) > 1 else describe(exc))
+                continue
+            yield entered
+            return
+    raise ConnectionError("; ".join(errors))
+
+
+__all__ = ["CLIENT_INFO", "connect"]
