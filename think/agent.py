@@ -58,6 +58,8 @@ from think.subagents.runs import AgentToolRuns
 from think.submissions.api import SubmissionAPI
 from think.submissions.store import MIGRATIONS as SUBMISSION_MIGRATIONS
 from think.submissions.submissions import Submissions
+from think.tools.execute.api import ExecutionAPI
+from think.tools.execute.store import MIGRATIONS as EXECUTE_MIGRATIONS
 from think.tools.tool import Tool, as_tool_map
 from think.turns.api import TurnAPI, in_turn
 from think.turns.callbacks import MessageLike, to_message
@@ -77,7 +79,7 @@ from think.workspace.workspace import Workspace
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
 
-class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, Agent):
+class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -105,7 +107,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, Agent):
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
                                                         *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
-                                                        *MCP_MIGRATIONS)
+                                                        *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)

@@ -15,7 +15,7 @@ from think.models.base import Model, ModelMessage, ToolChoice
 from think.models.events import FinishReason, Usage
 
 if TYPE_CHECKING:
-    from think.tools.execute import ToolResult
+    from think.tools.run import ToolResult
     from think.tools.tool import Tool
 
 

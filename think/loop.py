@@ -33,7 +33,7 @@ from think.models.base import (
 from think.models.events import Finish, FinishReason, Usage
 from think.step_stream import StepStream, stream_step
 from think.tools.calls import Emit, PendingCall, run_calls
-from think.tools.execute import ToolResult
+from think.tools.run import ToolResult
 from think.tools.tool import Tool, ToolContext
 
 __all__ = ["Emit", "LoopResult", "LoopStatus", "ResolveModel", "run_loop"]

@@ -32,7 +32,7 @@ from think.hooks import (
 from think.messages import JSONObject, new_id
 from think.models.base import ModelMessage
 from think.protocol.limits import IN_PART, TooDeep, check_depth
-from think.tools.execute import ToolResult, run_tool
+from think.tools.run import ToolResult, run_tool
 from think.tools.tool import InvalidToolInput, Tool, ToolContext
 
 log = logging.getLogger("think.loop")

@@ -170,6 +170,16 @@ class ToolUpdates:
 
         return await self._apply(tool_call_id, _TAKES_APPROVAL, change)
 
+    async def replace_output(self, tool_call_id: str, output: Any) -> Message | None:
+        """Replace the output of a settled call (server code: a paused execution's outcome takes
+        the place of its `paused` result); None when no settled part has that id."""
+        check_depth(output, "The output", at=IN_PART)
+
+        def change(message: Message, index: int) -> None:
+            set_result(message, index, output=output)
+
+        return await self._apply(tool_call_id, frozenset({"output-available"}), change)
+
     async def client_result(self, tool_call_id: str, kinds: Callable[[], ToolKinds], *, output: Any = None,
                             error_text: str | None = None, is_error: bool = False) -> Message | None:
         """A client's result for a call (`cf_agent_tool_result`): applied as `add_result` does if

@@ -1,0 +1,77 @@
+"""The agent's built-in callables for executions: approve, reject, list, audit, snippets.
+
+`Think` mixes this in; the methods work on whatever `create_execute_tool(self)` set up (after a
+restart they build it by reading the agent's tools once). An approved or rejected execution's
+outcome replaces the paused result in the transcript, and a continuation turn — with or without
+a connected client — lets the model act on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from think.runtime.rpc import callable as rpc_callable
+from think.tools.execute.runtime import DEFAULT_PAUSED_TTL, ExecuteRuntime
+
+
+class ExecutionAPI:
+    """Callables over the agent's `execute` runtime (see the module docs)."""
+
+    execute_runtime: ExecuteRuntime | None = None
+
+    def _execute(self) -> ExecuteRuntime | None:
+        if self.execute_runtime is None:
+            self.all_tools()  # type: ignore[attr-defined]  # get_tools() creates and wires it
+        return self.execute_runtime
+
+    def _wire_execute_runtime(self, runtime: ExecuteRuntime) -> None:
+        runtime.on_outcome = self._apply_execution_outcome
+
+    async def _apply_execution_outcome(self, tool_call_id: str | None, result: dict[str, Any]) -> None:
+        if not tool_call_id:
+            return
+        message = await self.tool_updates.replace_output(tool_call_id, result)  # type: ignore[attr-defined]
+        if message is not None:
+            await self.continuations.after_answer(message, True)  # type: ignore[attr-defined]
+
+    @rpc_callable(description="Paused executions waiting for approval: execution_id, pending {tool, input}.")
+    def pending_executions(self) -> list[dict[str, Any]]:
+        runtime = self._execute()
+        return runtime.pending_executions() if runtime is not None else []
+
+    @rpc_callable(description="Approve a paused execution: run its pending call and continue the code.")
+    async def approve_execution(self, execution_id: str) -> dict[str, Any]:
+        runtime = self._execute()
+        if runtime is None:
+            return _no_runtime(execution_id)
+        return await runtime.approve(execution_id)
+
+    @rpc_callable(description="Reject a paused execution: its pending call does not run.")
+    async def reject_execution(self, execution_id: str, reason: str | None = None) -> dict[str, Any]:
+        runtime = self._execute()
+        if runtime is None:
+            return _no_runtime(execution_id)
+        return await runtime.reject(execution_id, reason)
+
+    @rpc_callable(description="The newest executions with code, journal, outcome and duration.")
+    def executions(self, limit: int = 20) -> list[dict[str, Any]]:
+        runtime = self._execute()
+        return runtime.executions(limit) if runtime is not None else []
+
+    def save_snippet(self, name: str, *, execution_id: str | None = None, code: str | None = None,
+                     description: str = "") -> dict[str, Any]:
+        """Store a program the model can run again with `execute(snippet=name, args={...})`."""
+        runtime = self._execute()
+        if runtime is None:
+            raise ValueError("this agent has no execute tool")
+        return runtime.save_snippet(name, execution_id=execution_id, code=code, description=description)
+
+    def expire_paused(self, older_than: float = DEFAULT_PAUSED_TTL) -> list[str]:
+        """Reclaim executions paused longer than `older_than` seconds (e.g. from a scheduled task)."""
+        runtime = self._execute()
+        return runtime.expire_paused(older_than) if runtime is not None else []
+
+
+def _no_runtime(execution_id: str) -> dict[str, Any]:
+    return {"status": "error", "ok": False, "execution_id": execution_id,
+            "error": "this agent has no execute tool (create_execute_tool was never called)"}
