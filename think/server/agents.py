@@ -69,6 +69,7 @@ class AgentHost:
         self.chat = ChatChannel(agent, self.connections, self.spawn) if isinstance(agent, Think) else None
         self.workspace = (WorkspaceFeed(agent.workspace, self.connections, self.spawn)
                           if isinstance(agent, Think) else None)
+        self._unsubscribe_mcp: Callable[[], None] | None = None
 
     def open(self) -> None:
         if self.chat is not None:
@@ -76,6 +77,8 @@ class AgentHost:
         if self.workspace is not None:
             self.workspace.open()
         self.agent._state_listeners.append(self._on_state)
+        if isinstance(self.agent, Think):
+            self._unsubscribe_mcp = self.agent.mcp.subscribe(self._on_mcp)
 
     def close(self) -> None:
         if self.chat is not None:
@@ -84,6 +87,9 @@ class AgentHost:
             self.workspace.close()
         if self._on_state in self.agent._state_listeners:
             self.agent._state_listeners.remove(self._on_state)
+        if self._unsubscribe_mcp is not None:
+            self._unsubscribe_mcp()
+            self._unsubscribe_mcp = None
 
     # ---- users: connections and tasks ------------------------------------------------------------
 
@@ -118,7 +124,7 @@ class AgentHost:
         connection.send_frame(Identity(agent.name, type(agent).kebab_name()))
         if agent.has_state:
             connection.send_frame(State(agent.state))
-        connection.send_frame(McpServers())
+        connection.send_frame(self._mcp_frame())
 
     def disconnect(self, connection: Connection) -> None:
         self.connections.remove(connection)
@@ -179,6 +185,13 @@ class AgentHost:
                 connection.calls_in_flight -= 1
 
         self.spawn(run)
+
+    def _mcp_frame(self) -> McpServers:
+        return McpServers(self.agent.mcp.state()) if isinstance(self.agent, Think) else McpServers()
+
+    def _on_mcp(self) -> None:
+        """Any MCP connection changed: every socket gets the new `cf_agent_mcp_servers`."""
+        self.connections.broadcast(encode_frame(self._mcp_frame()))
 
     async def _on_state(self, state: Any, source: str | None) -> None:
         self.connections.broadcast(encode_frame(State(state)), exclude=source)
