@@ -44,6 +44,8 @@ log = logging.getLogger("think.sandbox")
 HOST_FUNCTION = "__think_host__"
 """The one external function the guest can reach; the namespace objects call it."""
 MAX_ERROR_CHARS = 4_000
+INTERRUPTED = ("interrupted: the process stopped while this call was running, so it was not made "
+               "again (it may or may not have had its effect)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,9 @@ class HostFunction:
     needs_approval: Callable[[dict[str, Any]], Awaitable[bool]] | None = None
     """True for a call that must wait for a person: the run pauses there."""
     description: str = ""
+    rerun: bool = False
+    """After a crash cut this call off (it was running), make it again; False: the guest gets an
+    "interrupted" `RuntimeError` there instead (the call may or may not have had its effect)."""
 
 
 Namespaces = Mapping[str, Mapping[str, HostFunction]]
@@ -199,14 +204,20 @@ class Dispatcher:
         except HostCallRefused as exc:
             return _raise(exc.exc_type, f"{ns}.{method}() {exc}")
         recorded = self.journal.recorded(str(ns), str(method), arguments)  # Diverged propagates
-        if recorded is not None:
+        if recorded is not None and recorded.done:
             return _answer(recorded)
+        if recorded is not None and not function.rerun:
+            entry = JournalEntry(recorded.seq, recorded.namespace, recorded.method, arguments,
+                                 error=f"RuntimeError: {INTERRUPTED}")
+            self.journal.add(entry)
+            return _answer(entry)
         if function.needs_approval is not None and await function.needs_approval(arguments):
             return _Pause(PendingCall(str(ns), str(method), arguments))
         return _answer(await self.call(str(ns), str(method), function, arguments))
 
     async def call(self, ns: str, method: str, function: HostFunction, arguments: dict[str, Any]) -> JournalEntry:
-        """Run one host function for real and journal it."""
+        """Run one host function for real and journal it (marked as running first)."""
+        self.journal.start(ns, method, arguments)
         started = time.perf_counter()
         result: Any = None
         error: str | None = None

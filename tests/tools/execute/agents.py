@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,3 +51,40 @@ class Coder(Think):
 
     def get_tools(self) -> list[Any]:
         return [get_weather, send_email, ask_user, create_execute_tool(self, timeout=5)]
+
+
+def _count(line: str) -> None:
+    """Append to the side-effect file the test reads (it survives the process)."""
+    with Path(os.environ["THINK_TEST_COUNTER"]).open("a") as f:
+        f.write(line + "\n")
+
+
+@tool
+def bump(n: int) -> int:
+    """Count a side effect."""
+    _count(f"bump:{n}")
+    return n * 10
+
+
+@tool
+def die() -> str:
+    """SIGKILL this process the first time (while the `armed` file exists), then just answer."""
+    _count("die")
+    armed = Path(os.environ["THINK_TEST_COUNTER"] + ".armed")
+    if armed.exists():
+        armed.unlink()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "alive"
+
+
+class CrashCoder(Think):
+    """The agent a child process runs and kills itself in; the test reopens it afterwards."""
+
+    model: ClassVar[ScriptedModel] = ScriptedModel([])
+    workspace_bash = False
+
+    def get_model(self) -> ScriptedModel:
+        return type(self).model
+
+    def get_tools(self) -> list[Any]:
+        return [bump, die, send_email, create_execute_tool(self, timeout=10)]

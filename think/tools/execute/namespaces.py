@@ -93,7 +93,7 @@ def _tool_function(tool: Tool, context: Callable[[str, str], ToolContext]) -> Ho
         return await tool.requires_approval(checked(arguments))
 
     return HostFunction(call, params, needs_approval if tool.needs_approval else None,
-                        description=first_line(tool.description))
+                        description=first_line(tool.description), rerun=tool.recovery == "rerun")
 
 
 def provider_namespace(provider: Provider) -> dict[str, HostFunction]:

@@ -81,10 +81,16 @@ class ExecuteRuntime:
         else:
             execution_id, replay = f"exec_{uuid.uuid4().hex[:16]}", []
             self.store.create(execution_id, code, tool_call_id)
-        journal = Journal(replay, on_entry=lambda entry: self.store.add_call(execution_id, entry))
+        journal = self._journal(execution_id, replay)
         spaces, _ = self.namespaces(execution_id)
         outcome = await self.host.run(code, spaces, journal=journal, seed=execution_id, inputs=inputs)
         return self._settle(execution_id, outcome)
+
+    def _journal(self, execution_id: str, replay: list[JournalEntry]) -> Journal:
+        def write(entry: JournalEntry) -> None:
+            self.store.add_call(execution_id, entry)
+
+        return Journal(replay, on_entry=write, on_start=write)
 
     def _settle(self, execution_id: str, outcome: RunOutcome) -> dict[str, Any]:
         pending = None
@@ -112,7 +118,7 @@ class ExecuteRuntime:
         record = self.store.get(execution_id)
         assert record is not None and record.snapshot is not None and record.pending is not None
         done = self.store.journal(execution_id)
-        journal = Journal(done, on_entry=lambda entry: self.store.add_call(execution_id, entry))
+        journal = self._journal(execution_id, done)
         journal.entries = list(done)  # these are behind the snapshot: nothing to replay
         spaces, _ = self.namespaces(execution_id)
         pending = PendingCall(record.pending["namespace"], record.pending["method"], record.pending["args"])

@@ -101,7 +101,8 @@ def state_namespace(workspace: Workspace) -> dict[str, HostFunction]:
         "exists": (exists, ("path",)), "delete": (delete, ("path", "recursive")), "mkdir": (mkdir, ("path",)),
         "plan_edits": (plan_edits, ("edits",)),
     }
-    return {name: HostFunction(_translated(fn), params, description=SIGNATURES[name][1])
+    # Every call but append_file gives the same result when made twice: a crash may repeat it.
+    return {name: HostFunction(_translated(fn), params, description=SIGNATURES[name][1], rerun=name != "append_file")
             for name, (fn, params) in functions.items()}
 
 
