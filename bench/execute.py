@@ -1,0 +1,83 @@
+"""The sandbox host's costs: an execution with one host call, and the overhead per host call.
+
+    python bench/execute.py [--runs 200] [--calls 2000] [--worker-binary PATH]
+
+Prints medians (milliseconds / microseconds):
+* the first execution in the process (the worker pool starts: one Monty worker spawned);
+* a cold execution with one host call: a fresh interpreter session from the warm pool, the
+  namespace prelude, the code, one host call (the journal kept in memory);
+* the same through the `execute` runtime: the execution row and its journal written to SQLite;
+* host-call overhead: (a run making `--calls` calls − a run making none) / `--calls`.
+
+`--worker-binary` measures another worker (e.g. a hardened wrapper). Figures, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from think.sandbox.host import HostFunction, HostLimits, SandboxHost
+from think.storage.database import Database
+from think.storage.migrations import migrate
+from think.tools.execute.namespaces import Provider
+from think.tools.execute.runtime import ExecuteRuntime
+from think.tools.execute.store import MIGRATIONS, ExecutionStore
+
+
+async def echo(args: dict[str, Any]) -> Any:
+    return args.get("x", 0)
+
+
+NS = {"tools": {"echo": HostFunction(echo, ("x",))}}
+
+
+async def timed(host: SandboxHost, code: str) -> float:
+    started = time.perf_counter()
+    out = await host.run(code, NS)
+    assert out.status == "completed", out.error
+    return time.perf_counter() - started
+
+
+async def main(runs: int, calls: int, binary: str | None) -> None:
+    host = SandboxHost(HostLimits(timeout=60, max_host_calls=calls + 10), binary=binary)
+    first = await timed(host, "tools.echo(x=1)")
+    one = [await timed(host, "tools.echo(x=1)") for _ in range(runs)]
+    with tempfile.TemporaryDirectory() as scratch:
+        db = Database(Path(scratch) / "bench.db")
+        migrate(db, MIGRATIONS)
+        runtime = ExecuteRuntime(ExecutionStore(db), host, tools=dict, workspace=None,
+                                 providers=(Provider("bench", {"echo": lambda x: x}),))
+        stored = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = await runtime.run("bench.echo(x=1)")
+            assert result["ok"], result
+            stored.append(time.perf_counter() - started)
+        db.close()
+    loop = f"for i in range({calls}):\n    tools.echo(x=i)"
+    empty = f"for i in range({calls}):\n    i"
+    per_call = []
+    for _ in range(max(3, runs // 20)):
+        per_call.append((await timed(host, loop) - await timed(host, empty)) / calls)
+    ms = 1000.0
+    print(f"first execution (pool start)        {first * ms:8.2f} ms")
+    print(f"execution with one host call        {statistics.median(one) * ms:8.3f} ms  (median of {runs})")
+    print(f"the same, stored (execute runtime)  {statistics.median(stored) * ms:8.3f} ms  (execution row and "
+          "journal in SQLite)")
+    print(f"host-call overhead                  {statistics.median(per_call) * 1e6:8.1f} µs per call  "
+          f"({calls} calls)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--worker-binary", default=None)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.calls, args.worker_binary))
