@@ -100,6 +100,7 @@ def main() -> None:
 @click.option("--data-dir", default=None, type=click.Path(file_okay=False),
               help="Where agents keep their SQLite files [default: $THINK_DATA_DIR or .think].")
 @click.option("--ui/--no-ui", default=True, show_default=True, help="Serve the web UI at /.")
+@click.option("--mcp", is_flag=True, help="Also serve the agents as an MCP server (streamable HTTP) at /mcp.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning"], case_sensitive=False),
               default="info", show_default=True, help="Level of the think.* loggers (one line per turn at info).")
 @click.option("--log-format", type=click.Choice(["text", "json"], case_sensitive=False), default="text",
@@ -107,8 +108,8 @@ def main() -> None:
 @click.option("--access-log/--no-access-log", default=False, show_default=True,
               help="Log every HTTP request and WebSocket upgrade.")
 @click.option("--debug", is_flag=True, help="Show the traceback of a configuration error.")
-def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, log_level: str,
-          log_format: str, access_log: bool, debug: bool) -> None:
+def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
+          log_level: str, log_format: str, access_log: bool, debug: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -129,7 +130,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         classes = load_agent_classes(targets)
         with console.status("Starting: resolving the model…"):
             model_label = _model_label(classes)
-        app = create_app(agents=classes, data_dir=data_dir, ui=ui)
+        app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp)
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
     except Exception as exc:
         if explain(exc) is None:
@@ -140,6 +141,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     lines = [f"[bold]think[/bold] {__version__}  ·  model: [bold]{model_label}[/bold]"]
     lines += [f"  agent [cyan]{cls.kebab_name()}[/cyan]  ws://{shown}:{port}/agents/{cls.kebab_name()}/<name>"
               for cls in classes]
+    if mcp:
+        lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
     if ui:
         lines.append(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
     _announce(console, lines, json=log_format.lower() == "json")

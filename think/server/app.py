@@ -277,6 +277,7 @@ def create_app(
     runtime: AgentRuntime | None = None,
     idle_timeout: float = 60.0,
     ui: bool = False,
+    mcp: bool = False,
 ) -> Starlette:
     """An ASGI app serving `agents` over WebSocket and HTTP at `/<prefix>/<kebab-class>/<name>`.
 
@@ -290,6 +291,8 @@ def create_app(
     * `idle_timeout`: seconds an agent with no sockets and no work stays in memory (applied to
       the shared runtime; a `runtime` you pass keeps its own).
     * `ui`: also serve the chat web UI at `/` (see `think.web`).
+    * `mcp`: also serve the agents as an MCP server (streamable HTTP) at `/mcp`: a tool
+      `chat_<agent>` per chat agent class and its transcripts as resources (see `think.mcp.serve`).
     """
     if runtime is not None and data_dir is not None:
         raise ConfigurationError("pass either data_dir or runtime to create_app, not both")
@@ -317,15 +320,25 @@ def create_app(
     server = _AgentServer(classes, registry, cors=cors, on_before_connect=on_before_connect,
                           max_frame_bytes=max_frame_bytes)
 
+    extra: list[Any] = []
+    mcp_running: Any = None
+    if mcp:
+        from think.mcp.serve import mcp_routes  # only servers that serve MCP load the SDK
+
+        extra, mcp_running = mcp_routes(registry.runtime, list(classes.values()))
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with registry.running():
+        async with registry.running(), AsyncExitStack() as stack:
+            if mcp_running is not None:
+                await stack.enter_async_context(mcp_running)
             yield
 
     base = "/" + "/".join(part for part in prefix.split("/") if part)
     if base == "/":
         base = ""
     routes = [
+        *extra,
         WebSocketRoute(base + "/{agent}/{name}", server.websocket),
         WebSocketRoute(base + "/{agent}/{name}/{rest:path}", server.websocket),
         Route(base + "/{agent}/{name}", server.http, methods=_METHODS),

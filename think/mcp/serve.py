@@ -1,0 +1,129 @@
+"""Served agents as an MCP server: `create_app(..., mcp=True)` mounts the SDK's streamable HTTP app at `/mcp`.
+
+Each chat agent class served becomes a tool `chat_<agent>` (`{name, message, operation_id?}`)
+that runs one turn of the agent instance `name` and returns the final answer's text, with a
+progress notification per streamed text delta while it runs. Each instance's transcript is a
+resource `think://<agent>/<name>/messages` (JSON, the stored `UIMessage`s).
+
+The turn is a durable submission (`think.submissions`), not a task of the MCP request: if the
+MCP connection drops, the turn goes on in the agent, and a call with the same `operation_id`
+(the submission's idempotency key) waits for that same turn and returns its answer instead of
+running a second one. What it trusts: whoever can reach `/mcp` may chat with every served
+agent, like whoever can reach `/agents/...`; guard both with the app's own authentication.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from starlette.routing import BaseRoute
+
+from think.agent import Think
+from think.messages import Message
+from think.protocol.codec import encode_message_list
+from think.runtime.agent import Agent
+from think.runtime.base import AgentRuntime
+from think.stream.fanout import ChunkEvent, TurnEvent
+from think.submissions.store import Submission
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
+log = logging.getLogger("think.mcp")
+URI_SCHEME = "think"
+
+
+def answer_text(history: Sequence[Message], submission: Submission) -> str:
+    """The assistant's text after the submission's user message(s) in `history`."""
+    ids = set(submission.message_ids)
+    start = max((i for i, m in enumerate(history) if m.id in ids), default=None)
+    if start is None:
+        return ""
+    texts: list[str] = []
+    for message in history[start + 1:]:
+        if message.role == "user":
+            break
+        if message.role == "assistant" and message.text:
+            texts.append(message.text)
+    return "\n\n".join(texts)
+
+
+def _tool_name(cls: type[Agent]) -> str:
+    return "chat_" + cls.kebab_name().replace("-", "_")
+
+
+def _chat_tool(runtime: AgentRuntime, cls: type[Think]) -> Any:
+    async def chat(name: str, message: str, ctx: Context, operation_id: str | None = None) -> str:
+        async with runtime.lease(cls, name) as agent:
+            submission = await agent.submit_messages([message], idempotency_key=operation_id)
+            request_ids: set[str] = set()
+            progress = 0
+
+            async def on_event(event: TurnEvent) -> None:
+                nonlocal progress
+                if not (isinstance(event, ChunkEvent) and event.chunk.get("type") == "text-delta"):
+                    return
+                if not request_ids:
+                    current = agent.inspect_submission(submission.submission_id)
+                    if current is None or current.request_id is None:
+                        return
+                    request_ids.add(current.request_id)
+                if event.request_id in request_ids:
+                    progress += 1
+                    try:
+                        await ctx.report_progress(progress, message=str(event.chunk.get("delta", "")))
+                    except Exception:  # the MCP client went away: the turn goes on
+                        log.debug("progress for %s not delivered", submission.submission_id, exc_info=True)
+
+            unsubscribe = agent.fanout.subscribe(on_event)
+            try:
+                done = await agent.wait_for_submission(submission.submission_id)
+            finally:
+                unsubscribe()
+            if done.status != "completed":
+                raise RuntimeError(f"the turn ended {done.status}" + (f": {done.error}" if done.error else ""))
+            return answer_text(agent.session.history(), done)
+
+    chat.__doc__ = (f"Send a message to the {cls.__name__} agent instance `name` (created on first use) and "
+                    "get its final answer. `operation_id` makes the call idempotent: asking again with the "
+                    "same id returns the same turn's answer instead of running a new one.")
+    return chat
+
+
+def _messages_resource(runtime: AgentRuntime, cls: type[Think]) -> Any:
+    async def messages(name: str) -> str:
+        async with runtime.lease(cls, name) as agent:
+            encoded = encode_message_list(agent.session.history_json())
+            return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+
+    return messages
+
+
+def agents_mcp_server(runtime: AgentRuntime, classes: Sequence[type[Agent]]) -> MCPServer:
+    """An `MCPServer` with a chat tool and a transcript resource per chat agent class."""
+    server: MCPServer = MCPServer("think", instructions="Chat with this server's think agents: one tool per agent "
+                                  "class; transcripts are resources think://<agent>/<name>/messages.")
+    for cls in classes:
+        if not issubclass(cls, Think):
+            continue
+        server.add_tool(_chat_tool(runtime, cls), name=_tool_name(cls), structured_output=False)
+        uri = f"{URI_SCHEME}://{cls.kebab_name()}/{{name}}/messages"
+        server.resource(uri, name=f"{cls.kebab_name()}_messages", mime_type="application/json",
+                        description=f"The transcript of a {cls.__name__} instance (JSON UIMessages)")(
+            _messages_resource(runtime, cls))
+    return server
+
+
+def mcp_routes(runtime: AgentRuntime, classes: Sequence[type[Agent]],
+               path: str = "/mcp") -> tuple[list[BaseRoute], AbstractAsyncContextManager[None]]:
+    """The routes of the streamable HTTP endpoint at `path`, and the context manager to run
+    around the app's life (the SDK's session manager)."""
+    server = agents_mcp_server(runtime, classes)
+    app = server.streamable_http_app(streamable_http_path=path)
+    return list(app.routes), server.session_manager.run()
+
+
+__all__ = ["agents_mcp_server", "answer_text", "mcp_routes"]
