@@ -95,6 +95,9 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     workspace_bash: bool | BashOptions = True
     """Give the model the sandboxed `bash` tool over the workspace; False removes it, a
     `think.sandbox.bash.BashOptions` sets its limits (timeout, network allowlist, …)."""
+    fetch_tools: Mapping[str, Tool] | None = None
+    """Read-only web access for the model: `think.tools.fetch.create_fetch_tools(allowlist=[…])`
+    (`fetch_url`, `fetch_<target>`); None (the default) gives none."""
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`
     or `{"strategy": "debounce", "debounce_ms": 750}` (see `think.turns.concurrency`)."""
@@ -240,9 +243,9 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
 
     def all_tools(self) -> dict[str, Tool]:
         """Every server tool of a turn, before `before_turn` adjusts them: the workspace tools
-        (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`, `bash`), then `get_tools()`,
-        whose tools replace workspace tools of the same name."""
-        return {**self.workspace_tools(), **as_tool_map(self.get_tools())}
+        (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`, `bash`), then `fetch_tools`,
+        then `get_tools()`, whose tools replace earlier tools of the same name."""
+        return {**self.workspace_tools(), **as_tool_map(self.fetch_tools), **as_tool_map(self.get_tools())}
 
     def workspace_tools(self) -> dict[str, Tool]:
         """The file tools over `self.workspace` (built once, rebuilt if it or `workspace_bash` change)."""

@@ -75,8 +75,10 @@ class PolicyTransport:
     over a connection pool whose connections are opened by `PinnedBackend`."""
 
     def __init__(self, policy: UrlPolicy, *, verify: ssl.SSLContext | bool = True, http2: bool = False,
-                 limits: Any = None, httpx_module: Any = httpx, httpcore_module: Any = httpcore) -> None:
+                 limits: Any = None, check_allowlist: bool = True, httpx_module: Any = httpx,
+                 httpcore_module: Any = httpcore) -> None:
         self.policy = policy
+        self.check_allowlist = check_allowlist
         context = verify if isinstance(verify, ssl.SSLContext) else (
             default_ssl_context() if verify else httpx.create_ssl_context(verify=False))
         limits = limits or httpx_module.Limits(max_connections=100, max_keepalive_connections=20,
@@ -91,7 +93,7 @@ class PolicyTransport:
             http1=True, http2=http2, network_backend=PinnedBackend(policy, httpcore_module.AnyIOBackend()))
 
     async def handle_async_request(self, request: Any) -> Any:
-        decision = self.policy.check(str(request.url))
+        decision = self.policy.check(str(request.url), use_allowlist=self.check_allowlist)
         if not decision:
             raise BlockedRequest(decision)
         return await self._inner.handle_async_request(request)
@@ -110,10 +112,11 @@ class PolicyTransport:
 def create_client(policy: UrlPolicy, *, headers: dict[str, str] | None = None,
                   timeout: httpx.Timeout | float | None = 10.0, auth: httpx.Auth | None = None,
                   follow_redirects: bool = False, verify: ssl.SSLContext | bool = True,
-                  http2: bool = False) -> httpx.AsyncClient:
+                  http2: bool = False, check_allowlist: bool = True) -> httpx.AsyncClient:
     """An `httpx.AsyncClient` that enforces `policy` (redirects it follows are re-checked by the
-    transport, since each hop is a new request through it)."""
-    transport: Any = PolicyTransport(policy, verify=verify, http2=http2)
+    transport, since each hop is a new request through it). `check_allowlist=False` leaves the
+    allowlist to the caller (who checks each hop itself); every other rule stays."""
+    transport: Any = PolicyTransport(policy, verify=verify, http2=http2, check_allowlist=check_allowlist)
     return httpx.AsyncClient(transport=transport, headers=headers, timeout=timeout, auth=auth,
                              follow_redirects=follow_redirects, trust_env=False)
 

@@ -119,11 +119,9 @@ class UrlPolicy:
 
     # ---- static rules ------------------------------------------------------------------------
 
-    def check(self, url: str | httpx.URL | Any) -> Decision:
-        """Whether `url` may be requested, by every rule that does not need a lookup."""
-        return self._check(url, use_allowlist=True)
-
-    def _check(self, url: str | httpx.URL | Any, *, use_allowlist: bool) -> Decision:
+    def check(self, url: str | httpx.URL | Any, *, use_allowlist: bool = True) -> Decision:
+        """Whether `url` may be requested, by every rule that does not need a lookup
+        (`use_allowlist=False`: every rule but the allowlist)."""
         parsed = _parse(url)
         if parsed is None or not parsed.scheme:
             return Decision(False, None, "invalid", f"Invalid URL: {str(url)[:200]}")
@@ -153,7 +151,7 @@ class UrlPolicy:
             target = current.join(location)
         except (httpx.InvalidURL, ValueError, TypeError):
             return Decision(False, None, "redirect", "Invalid redirect target.")
-        decision = self._check(target, use_allowlist=mode == "allowlisted")
+        decision = self.check(target, use_allowlist=mode == "allowlisted")
         if not decision:
             return Decision(False, decision.url, decision.rule, f"Redirect refused: {decision.reason}")
         if mode == "same-origin" and origin_of(target) != origin_of(initial):
