@@ -14,6 +14,7 @@ folder (see `think.turns.runner` for the pipeline).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
@@ -71,6 +72,7 @@ from think.turns.queue import TurnQueue
 from think.turns.tool_results import ToolUpdates
 from think.turns.trust import tool_kinds
 from think.turns.turn import TurnResult
+from think.usage.schema import MIGRATIONS as USAGE_MIGRATIONS
 from think.workspace.preview import DEFAULT_PREVIEW_BYTES, preview_file
 from think.workspace.tools import create_workspace_tools
 from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
@@ -78,6 +80,7 @@ from think.workspace.workspace import Workspace
 
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
+    from think.usage.ledger import UsageLedger, UsageTotals
 
 class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
@@ -110,7 +113,8 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
                                                         *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
-                                                        *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS)
+                                                        *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS,
+                                                        *USAGE_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -142,6 +146,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         """Durable fibers of running turns and the recovery of interrupted ones."""
         self.mcp = self._mcp_clients(self.db)
         """The agent's MCP servers and their connections (see `think.mcp`)."""
+        self._usage_ledger: UsageLedger | None = None
 
     # ---- override points -------------------------------------------------------------------------
 
@@ -345,6 +350,20 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     def is_busy(self) -> bool:
         return (self._turns_running > 0 or self.turn_queue.busy or self.continuations.busy or self.submissions.busy
                 or self.recovery.busy)
+
+    @property
+    def usage_ledger(self) -> UsageLedger:
+        """Every finished model call's tokens (see `think.usage`)."""
+        if self._usage_ledger is None:
+            from think.usage.ledger import UsageLedger
+
+            self._usage_ledger = UsageLedger(self.db)
+        return self._usage_ledger
+
+    def usage(self, since: datetime | float | None = None) -> UsageTotals:
+        """Tokens (and cost, where every model's price is known) of this agent's model calls since
+        `since` (a datetime or epoch seconds; default: ever), from its usage ledger."""
+        return self.usage_ledger.totals(since)
 
     def reply_attachments(self, request_id: str | None = None) -> list[JSONObject]:
         """The reply attachments of a turn (default: the newest turn that has any); see

@@ -109,6 +109,8 @@ class StepRecord:
     tool_results: list[ToolResult] = field(default_factory=list)
     finish_reason: FinishReason = "other"
     usage: Usage | None = None
+    model: str | None = None
+    """The id of the model that ran the step (a `before_step` hook may have changed it)."""
 
 
 StopCondition: TypeAlias = Callable[[Sequence[StepRecord]], "bool | Awaitable[bool]"]

@@ -18,9 +18,10 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from think.hooks import LoopHooks, NoHooks, StepContext, StepRecord, StopCondition, ToolCall
+from think.messages import JSONObject
 from think.models.base import (
     AssistantMessage,
     Model,
@@ -35,6 +36,9 @@ from think.step_stream import StepStream, stream_step
 from think.tools.calls import Emit, PendingCall, run_calls
 from think.tools.run import ToolResult
 from think.tools.tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from think.usage.meter import UsageMeter
 
 __all__ = ["Emit", "LoopResult", "LoopStatus", "ResolveModel", "run_loop"]
 
@@ -79,6 +83,7 @@ async def run_loop(
     approved_calls: Sequence[ToolCall] = (),
     stop_when: Sequence[StopCondition] = (),
     max_retries: int = 0,
+    usage: UsageMeter | None = None,
 ) -> LoopResult:
     """Run model steps and tool calls until the turn has an answer. See the module docstring.
 
@@ -88,6 +93,8 @@ async def run_loop(
     first (their outputs refer to parts of the earlier message), and the model sees their results.
     `stop_when` conditions end the turn after a step for which one is true (besides `max_steps`);
     `max_retries` retries a model call that fails before any content with a retryable error.
+    `usage` adds up each call's usage; with it, the `finish` chunk carries the message's usage in
+    `messageMetadata` (see `think.usage`).
     """
     hooks = hooks or NoHooks()
     result = LoopResult(status="completed")
@@ -138,9 +145,10 @@ async def run_loop(
         step, finish, calls = stream.step, stream.finish, stream.calls
         if finish is None:
             finish = Finish("error", error="the model stream ended without a finish event")
-        step.finish_reason = finish.reason
-        step.usage = finish.usage
+        step.finish_reason, step.usage, step.model = finish.reason, finish.usage, step_model.model_id
         result.usage = _add_usage(result.usage, finish.usage)
+        if usage is not None:
+            usage.add(step_model.model_id, finish.usage)
         if finish.reason == "error":
             result.steps.append(step)
             result.status, result.finish_reason = "error", "error"
@@ -180,7 +188,10 @@ async def run_loop(
         if step_number + 1 >= max_steps:
             result.status = "max-steps"
             break
-    await emit({"type": "finish", "finishReason": result.finish_reason})
+    finish_chunk: JSONObject = {"type": "finish", "finishReason": result.finish_reason}
+    if usage is not None and usage.turn.steps:
+        finish_chunk["messageMetadata"] = {"usage": await usage.final()}
+    await emit(finish_chunk)
     return result
 
 

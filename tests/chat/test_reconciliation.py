@@ -67,7 +67,7 @@ async def test_stale_copies_adopted_ids_and_server_only_metadata(tool_connect: C
         # recognised by its text and adopted.
         renamed = {**reply, "id": "client-made-id"}
         new_user = {"id": "u2", "role": "user", "metadata": {"channel": "telegram", "turnMetadata": {"a": 1},
-                                                             "mine": True},
+                                                             "usage": {"inputTokens": 10**9}, "mine": True},
                     "parts": [{"type": "text", "text": "next"}]}
         turn = await (await client.send_chat([Message.from_json(m) for m in (user, edited, new_user)]))
         assert turn.outcome == "completed"

@@ -86,9 +86,14 @@ def test_answers_stream_with_reasoning_tools_and_errors(chat: Chat, server: Live
     assert cli.expect("assistant: Hello! You said: hello there\n") == (
         "\nyou: hello there\nthinking: The user greets me.\nassistant: Hello! You said: hello there\n")
 
+    # After each answer: its tokens (the scripted model counts 10 in per message it is sent, 1 out
+    # per word), and the conversation's.
+    assert cli.expect("\n") == "-- tokens 10 in · 5 out (conversation: 10 in · 5 out)\n"
+
     cli.send("add 2 3")
     assert cli.expect("assistant: The sum is 5.\n") == (
         'you: add 2 3\ntool: add {"a":2,"b":3}\n  -> 5\nassistant: The sum is 5.\n')
+    assert cli.expect("\n") == "-- tokens 80 in · 4 out (conversation: 90 in · 9 out)\n"  # two model calls
 
     cli.send("boom now")
     assert cli.expect("error: mock model exploded\n") == (
@@ -154,9 +159,12 @@ def test_regenerate_replaces_the_answer(chat: Chat, server: LiveServer) -> None:
     cli.expect("-- nothing to regenerate yet\n")
     cli.send("regen me")
     cli.expect("assistant: Echo: regen me\n")
+    cli.expect("-- tokens 10 in · 3 out (conversation: 10 in · 3 out)\n")
     first = transcript(server, "regen")
     cli.send("/regenerate")
     assert cli.expect("assistant: Echo: regen me\n") == "-- regenerating the last answer\nassistant: Echo: regen me\n"
+    # The conversation is the branch shown: the replaced answer no longer counts.
+    assert cli.expect("\n") == "-- tokens 10 in · 3 out (conversation: 10 in · 3 out)\n"
     cli.send("/bogus")
     cli.expect("error: unknown command /bogus (try /help)\n")
     cli.close_stdin()

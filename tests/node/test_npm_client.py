@@ -112,7 +112,9 @@ def test_an_answer_streams_into_the_client(npm_run: NodeRun) -> None:
     assert collapse(chunk_types(frames)) == [
         "start", "start-step", "reasoning-start", "reasoning-delta", "reasoning-end",
         "text-start", "text-delta", "text-end", "finish-step", "finish"]
-    assert chunks[-1].chunk == {"type": "finish", "finishReason": "stop"}
+    finish = chunks[-1].chunk
+    assert finish is not None and finish["type"] == "finish" and finish["finishReason"] == "stop"
+    assert set(finish) == {"type", "finishReason", "messageMetadata"}  # the message's usage (think.usage)
     assert all(f.raw.startswith('{"type":"cf_agent_use_chat_response","id":"' + first["id"] + '","body":')
                and f.raw.endswith(f',"done":false,"seq":{f.data["seq"]}}}') for f in chunks)
     # Just before `done`, the server sends the full transcript to every tab, the sender included.
@@ -135,6 +137,10 @@ def test_an_answer_streams_into_the_client(npm_run: NodeRun) -> None:
     assert [p["type"] for p in answer["parts"]] == ["step-start", "reasoning", "text"]
     assert answer["parts"][1]["text"] == "The user greets me."
     assert answer["id"] == start["messageId"]
+    # The AI SDK client folds the finish chunk's metadata: the usage the server stored.
+    assert answer["metadata"]["usage"] == server_transcript(tab)[1]["metadata"]["usage"] == finish["messageMetadata"][
+        "usage"]
+    assert answer["metadata"]["usage"]["outputTokens"] > 0
     # The second request carries the whole transcript, with what the server added (the user
     # message's metadata); the client keeps its own fold of the answer it streamed.
     sent = second["body"]["messages"]
@@ -422,7 +428,10 @@ def _shape(data: Any) -> tuple[Any, ...]:
         except ValueError:
             return (*shape, "plain text")
         if isinstance(chunk, dict):
-            shape = (*shape, chunk.get("type"), tuple(chunk))
+            # `finish` may carry the AI SDK's optional `messageMetadata` (ours: the message's usage,
+            # think.usage); the reference server's sample never sets it.
+            fields = tuple(k for k in chunk if not (chunk.get("type") == "finish" and k == "messageMetadata"))
+            shape = (*shape, chunk.get("type"), fields)
     return shape
 
 

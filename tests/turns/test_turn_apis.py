@@ -75,7 +75,9 @@ async def test_chat_streams_the_turn_to_the_callback(data_dir: Path) -> None:
         assert kinds[0] == "start" and kinds[-1] == "done" and set(kinds[1:-1]) == {"event"}
         assert recorder.calls[0][1] == {"requestId": result.request_id}
         events = [chunk for kind, chunk in recorder.calls if kind == "event"]
-        assert events[0]["type"] == "start" and events[-1] == {"type": "finish", "finishReason": "stop"}
+        assert events[0]["type"] == "start" and events[-1]["type"] == "finish"
+        assert events[-1]["finishReason"] == "stop"
+        assert events[-1]["messageMetadata"]["usage"]["outputTokens"] == 3  # a token per scripted word
         assert "".join(e["delta"] for e in events if e["type"] == "text-delta") == "Echo: Hello there"
         assert recorder.stored_at_done == ["user", "assistant"]  # on_done runs after the persist
         assert agent.messages[0].metadata == {"turnMetadata": {"source": "parent"}}

@@ -53,6 +53,7 @@ from think.protocol.frames import (
     StreamResuming,
     ToolApproval,
 )
+from think.usage.meter import describe
 
 INFO_TIMEOUT = 3.0
 """Seconds to wait for `GET /_think/info` (the model shown in the header)."""
@@ -598,7 +599,16 @@ class TerminalChat:
             self.out.line("error", turn.error)
         elif turn.outcome is None:
             self.out.line("error", "the answer ended without a result (the connection dropped?)")
+        self._usage()
         return view
+
+    def _usage(self) -> None:
+        """The tokens (and cost) of the answer just shown, and of the whole conversation so far."""
+        assert self.client is not None
+        usages = [m.metadata.get("usage") for m in self.client.messages
+                  if m.role == "assistant" and isinstance(m.metadata, dict)]
+        if usages and (answer := describe(usages[-1:])) is not None:
+            self.out.line("notice", f"tokens {answer} (conversation: {describe(usages)})")
 
     # ---- approvals --------------------------------------------------------------------------------
 

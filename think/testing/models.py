@@ -7,7 +7,9 @@
 
 Each entry of the script answers one model call, in order. An entry is a string (streamed as
 text, a word at a time), one item, or a list of items: `text(...)`, `reasoning(...)`,
-`call(name, **arguments)`, `error(message)`, `delay(seconds)` and `HANG` (wait until cancelled).
+`call(name, **arguments)`, `error(message)`, `delay(seconds)`, `HANG` (wait until cancelled) and
+`usage(input=…, output=…, reasoning=…, cached=…)`, the usage that call reports (by default: 10
+input tokens per message of the request, an output token per text delta).
 Instead of a list, pass a function of the `ModelRequest` that returns an entry: the reply can
 then depend on the prompt. Every request is kept in `model.requests` for assertions.
 """
@@ -75,7 +77,12 @@ class Hang:
 
 HANG = Hang()
 
-Item: TypeAlias = Text | Reasoning | Call | Error | Delay | Hang
+@dataclass(frozen=True)
+class ReportUsage:
+    usage: Usage
+
+
+Item: TypeAlias = Text | Reasoning | Call | Error | Delay | Hang | ReportUsage
 Reply: TypeAlias = str | Item | Sequence["str | Item"]
 Script: TypeAlias = Sequence[Reply] | Callable[[ModelRequest], Reply]
 
@@ -99,6 +106,13 @@ def error(message: str, *, status: int | None = None) -> Error:
 
 def delay(seconds: float) -> Delay:
     return Delay(seconds)
+
+
+def usage(*, input: int | None = None, output: int | None = None, reasoning: int | None = None,
+          cached: int | None = None) -> ReportUsage:
+    """The usage the call's `Finish` reports, instead of the default estimate."""
+    return ReportUsage(Usage(input_tokens=input, output_tokens=output, reasoning_tokens=reasoning,
+                             cached_input_tokens=cached))
 
 
 def _split(value: str, parts: int | None) -> list[str]:
@@ -137,6 +151,7 @@ class ScriptedModel:
         items: Sequence[str | Item] = [reply] if isinstance(reply, str | Item) else reply
         called = False
         out_tokens = 0
+        reported: Usage | None = None
         for item in items:
             if isinstance(item, str):
                 item = Text(item)
@@ -170,8 +185,10 @@ class ScriptedModel:
                     await anyio.sleep(seconds)
                 case Hang():
                     await anyio.sleep_forever()
-        usage = Usage(input_tokens=len(request.messages) * 10, output_tokens=out_tokens)
-        yield Finish("tool-calls" if called else "stop", usage=usage)
+                case ReportUsage(usage=given):
+                    reported = given
+        used = reported or Usage(input_tokens=len(request.messages) * 10, output_tokens=out_tokens)
+        yield Finish("tool-calls" if called else "stop", usage=used)
 
     async def _pace(self) -> None:
         if self.chunk_delay:

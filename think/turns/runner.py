@@ -118,6 +118,11 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
     stall = agent.recovery.watchdog(turn, extras.stall_timeout_ms)
+    from think.usage.meter import TurnUsage, UsageMeter  # loaded with the first turn, not with `import think`
+
+    meter = UsageMeter(TurnUsage.of_message(base.metadata) if base is not None else None,
+                       on_step=lambda step, index: agent.usage_ledger.record(
+                           step, request_id=request_id, session_id=turn.session_id, message_id=message_id, index=index))
 
     async def emit(chunk: JSONObject) -> None:
         nonlocal seq
@@ -162,7 +167,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                                              reply_attachments=attachments),
                     resolve_model=agent.resolve_model,
                     approved_calls=approved_calls(session.history()) if turn.continuation else (),
-                    stop_when=extras.stop_when, max_retries=extras.max_retries)
+                    stop_when=extras.stop_when, max_retries=extras.max_retries, usage=meter)
             if scope.cancelled_caught or stall.fired:  # a stall: closed cleanly, then recovered
                 status = "aborted"
             elif result is not None and result.status == "error":
@@ -194,13 +199,17 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     cleared = agent.turn_queue.generation != generation
     if base is not None:  # a recovered answer: text that continues a cut-off text joins it
         reply = joined(reply)
+    if meter.turn.steps and reply.parts:  # also when no finish chunk carried it (an error, a cancel)
+        reply.metadata = {**(reply.metadata if isinstance(reply.metadata, dict) else {}),
+                          "usage": await meter.final()}
     stored = None if cleared else await _persist_reply(agent, turn, reply, session)
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
     recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
-                          attachments=tuple(attachments.kept), output=output, recovering=recovering)
+                          attachments=tuple(attachments.kept), output=output, recovering=recovering,
+                          usage=meter.turn if meter.turn.steps else None)
     outcome = result.status if status == "completed" and result is not None else status  # max-steps, awaiting-…
     log_turn(agent, request_id, model.model_id, result, outcome, started, error)
     if stored is not None:

@@ -6,7 +6,7 @@ and approvals through `think.turns.tool_results`). A client may:
 
 * send a message the server has only under the role the server stored it with, add no `system`
   message, and add no assistant message the server did not write (`check_known`, `check_new`);
-* never set the server's metadata keys (`channel`, `turnMetadata`): they are stripped from its
+* never set the server's metadata keys (`channel`, `turnMetadata`, `usage`): they are stripped from its
   new messages, and user messages get `channel: "web"` (`from_web`);
 * give a tool result only for a **client tool**'s call (a tool without `execute` among the
   agent's tools, or one the browser registered that is not a server tool) that waits for its
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("think.turns")
 
-SERVER_ONLY_METADATA = ("channel", "turnMetadata")
+SERVER_ONLY_METADATA = ("channel", "turnMetadata", "usage")
 """Message metadata keys only the server sets."""
 RESULT_STATES = frozenset({"input-available", "approval-responded"})
 """States of a client tool's call that a client's result may settle."""

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from think.messages import JSONObject, Message
 from think.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from think.usage.meter import TurnUsage
 
 TurnStatus = Literal["completed", "error", "aborted", "skipped"]
 MessagesFn = Callable[[list[Message]], Sequence[Message] | None]
@@ -61,4 +64,6 @@ class TurnResult:
     recovering: bool = False
     """The stream stalled (status `aborted`) and recovery goes on with the turn under a new
     request id: the answer comes later, in the transcript (see `think.recovery`)."""
-
+    usage: TurnUsage | None = None
+    """The tokens (and, where the price is known, the cost) of this turn's model calls; None for a
+    turn that made none (skipped, failed before the model). See `think.usage`."""

@@ -20,6 +20,7 @@ import {
   type ReactNode,
 } from "react";
 import { FilesPanel } from "./Files";
+import { sumUsage, usageDetail, usageLabel } from "./usage";
 import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
 import {
   FilePart,
@@ -309,12 +310,23 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
 
   const errorText = error?.message || turnError;
   const waiting = status === "submitted" && (!lastGroup || lastGroup.role === "user");
+  const conversationUsage = sumUsage(messages);
 
   return (
     <div className="chat">
       <TopBar>
         {header}
         <span className="spacer" />
+        {conversationUsage ? (
+          <span
+            className="usage usage-conversation"
+            title={`This conversation: ${usageDetail(conversationUsage)}`}
+            data-input-tokens={conversationUsage.inputTokens}
+            data-output-tokens={conversationUsage.outputTokens}
+          >
+            {usageLabel(conversationUsage)}
+          </span>
+        ) : null}
         <span className={`conn conn-${connection}`} role="status">
           <span className="conn-dot" aria-hidden="true" />
           <span className="conn-label">
@@ -392,6 +404,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                       message.parts.map((part, i) => ({ part, key: `${message.id}:${i}` })),
                     );
                     const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
+                    const groupUsage = sumUsage(group.messages);
                     return (
                       <article
                         key={group.messages[0].id}
@@ -436,6 +449,16 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                           return null;
                         })}
                         {isLast && busy && parts.length === 0 ? <Typing /> : null}
+                        {groupUsage && !(isLast && busy) ? (
+                          <div
+                            className="usage msg-usage"
+                            title={usageDetail(groupUsage)}
+                            data-input-tokens={groupUsage.inputTokens}
+                            data-output-tokens={groupUsage.outputTokens}
+                          >
+                            {usageLabel(groupUsage)}
+                          </div>
+                        ) : null}
                         {isLast && !busy && !errorText ? (
                           <div className="msg-actions">
                             <button type="button" className="btn btn-ghost btn-small" onClick={onRegenerate}>

@@ -1,0 +1,104 @@
+"""Usage of a turn: per step and total, in the reply's metadata, `TurnResult.usage`, the end-of-turn
+hook, and the agent's ledger (`Think.usage`), with cost where the price table knows the model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from think import Think, TurnResult, open_agent, tool
+from think.testing import ScriptedModel, call, usage
+from think.usage import TurnUsage, cost_of
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look a city up."""
+    return f"{city}: sunny"
+
+
+class Priced(Think):
+    """A scripted model under a real provider's id, so the price table knows it."""
+
+    model_id = "openai:gpt-4.1-mini"
+    seen: list[TurnResult]
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.seen = []
+        self.model = ScriptedModel([
+            [call("lookup", city="Lisbon"), usage(input=1200, output=30, cached=1000)],
+            ["Sunny in Lisbon.", usage(input=1300, output=8, reasoning=3)],
+        ], model_id=self.model_id)
+
+    def get_model(self) -> ScriptedModel:
+        return self.model
+
+    def get_tools(self) -> list[Any]:
+        return [lookup]
+
+    async def on_chat_response(self, result: TurnResult) -> None:
+        self.seen.append(result)
+
+
+class Unpriced(Priced):
+    model_id = "scripted"
+
+
+async def test_a_tool_turn_stores_its_usage_per_step_and_in_total(data_dir: Path) -> None:
+    async with open_agent(Priced, "lisbon", data_dir=data_dir) as agent:
+        before = time.time()
+        result = await agent.save_messages(["Weather in Lisbon?"])
+        assert isinstance(result, TurnResult) and result.status == "completed"
+        stored = agent.messages[-1].metadata["usage"]
+        step1 = {"model": "openai:gpt-4.1-mini", "inputTokens": 1200, "outputTokens": 30, "cachedInputTokens": 1000,
+                 "totalTokens": 1230}
+        step2 = {"model": "openai:gpt-4.1-mini", "inputTokens": 1300, "outputTokens": 8, "reasoningTokens": 3,
+                 "totalTokens": 1308}
+        cost1 = cost_of("openai:gpt-4.1-mini", input_tokens=1200, output_tokens=30, cached_input_tokens=1000)
+        cost2 = cost_of("openai:gpt-4.1-mini", input_tokens=1300, output_tokens=8)
+        assert cost1 is not None and cost2 is not None and cost1 < cost2  # cached tokens are cheaper
+        assert stored == {"model": "openai:gpt-4.1-mini", "inputTokens": 2500, "outputTokens": 38,
+                          "reasoningTokens": 3, "cachedInputTokens": 1000, "totalTokens": 2538,
+                          "costUsd": pytest.approx(cost1 + cost2),
+                          "steps": [{**step1, "costUsd": pytest.approx(cost1)},
+                                    {**step2, "costUsd": pytest.approx(cost2)}]}
+        assert result.usage is not None and result.usage == TurnUsage.of_message(agent.messages[-1].metadata)
+        assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == (2500, 38, 2538)
+        assert result.usage.cost == pytest.approx(cost1 + cost2)
+        assert agent.seen[-1].usage == result.usage  # the end-of-turn hook sees it
+
+        totals = agent.usage(since=before)
+        assert (totals.turns, totals.calls, totals.input_tokens, totals.output_tokens, totals.reasoning_tokens,
+                totals.cached_input_tokens) == (1, 2, 2500, 38, 3, 1000)
+        assert totals.cost == pytest.approx(cost1 + cost2)
+        assert agent.usage(since=time.time() + 60).calls == 0
+
+        agent.model.script = [["Again.", usage(input=10, output=2)]]
+        agent.model.requests.clear()
+        await agent.save_messages(["Once more"])
+        totals = agent.usage()
+        assert (totals.turns, totals.calls, totals.input_tokens, totals.output_tokens) == (2, 3, 2510, 40)
+        await agent.clear_messages()
+        assert agent.usage().input_tokens == 2510  # spent tokens stay spent
+
+
+async def test_an_unknown_model_has_tokens_but_no_cost(data_dir: Path) -> None:
+    async with open_agent(Unpriced, "local", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["Weather in Lisbon?"])
+        assert isinstance(result, TurnResult) and result.usage is not None
+        stored = agent.messages[-1].metadata["usage"]
+        assert stored["inputTokens"] == 2500 and "costUsd" not in stored
+        assert all("costUsd" not in step for step in stored["steps"])
+        assert result.usage.cost is None and agent.usage().cost is None
+
+
+def test_cost_of_unknown_models_is_none() -> None:
+    assert cost_of("scripted", input_tokens=10, output_tokens=1) is None
+    assert cost_of("openai:no-such-model-xyz", input_tokens=10, output_tokens=1) is None
+    assert cost_of("openai-compatible:http://localhost:1/v1#gpt-4o", input_tokens=10, output_tokens=1) is None
+    assert cost_of("openai:gpt-4.1-mini", input_tokens=None, output_tokens=None) is None
+    assert cost_of("openai:gpt-4.1-mini", input_tokens=1_000_000, output_tokens=0) == pytest.approx(0.4)
