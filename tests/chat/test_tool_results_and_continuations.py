@@ -62,6 +62,8 @@ async def test_a_client_tool_result_continues_under_a_server_request_id(tool_ser
                                   "output": {"city": "Lisbon"}, "autoContinue": True}))
         await ws.send(json.dumps({"type": "cf_agent_stream_resume_request", "probeId": "p2"}))
         updated, pending, resuming = await recv(ws), await recv(ws), await recv(ws)
+        usage = updated["message"].pop("metadata")["usage"]  # the first turn's (think.usage)
+        assert usage["steps"] and usage["model"] == "scripted"
         assert updated == {"type": "cf_agent_message_updated", "message": {
             "id": assistant_id, "role": "assistant", "parts": [
                 {"type": "step-start"},
