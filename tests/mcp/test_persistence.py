@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from tests.mcp.conftest import DemoServer, free_port, start_demo_server
 from tests.mcp.helpers import server_state, until
 from tests.mcp.test_client_tools import Mcp, tool_part
 from think.errors import ConfigurationError
+from think.net.policy import UrlPolicy
 from think.runtime.embedded import EmbeddedRuntime
 
 
@@ -94,4 +96,88 @@ async def test_bad_input_is_refused_with_a_clear_error(data_dir: Path, demo_serv
                 result = await agent.chat('use demo_echo {"text": "fine"}')
             assert result.status == "completed" and tool_part(agent).output == "echo: fine"
     finally:
+        await runtime.close()
+
+
+class Guarded(Mcp):
+    mcp_url_policy = UrlPolicy(["https://mcp.example.com/**"])
+
+
+class NoPrivate(Mcp):
+    mcp_url_policy = UrlPolicy()
+
+
+class LocalOnly(Mcp):
+    mcp_url_policy = UrlPolicy(allow_private_networks=["127.0.0.1/32"])
+
+
+async def test_the_url_policy_decides_which_servers_may_be_added(data_dir: Path, demo_server: DemoServer) -> None:
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Guarded, "guarded") as agent:
+            with pytest.raises(ConfigurationError, match="refused by the URL policy"):
+                await agent.add_mcp_server("demo", demo_server.url)
+            assert agent.mcp_servers() == []
+        async with runtime.lease(NoPrivate, "no-private") as agent:
+            with pytest.raises(ConfigurationError, match="refused by the URL policy"):
+                await agent.add_mcp_server("demo", demo_server.url)
+            with pytest.raises(ConfigurationError, match="refused by the URL policy"):
+                await agent.add_mcp_server("meta", "http://169.254.169.254/latest/meta-data")
+        async with runtime.lease(LocalOnly, "local") as agent:  # every connection goes through the policy
+            added = await agent.add_mcp_server("demo", demo_server.url)
+            assert added["state"] == "ready", added
+            await agent.chat('use demo_echo {"text": "checked"}')
+            assert tool_part(agent).output == "echo: checked"
+    finally:
+        await runtime.close()
+
+
+async def test_a_stored_server_the_policy_now_refuses_fails_at_connect(data_dir: Path,
+                                                                       demo_server: DemoServer) -> None:
+    runtime = EmbeddedRuntime(data_dir)
+    async with runtime.lease(Mcp, "tightened") as agent:
+        added = await agent.add_mcp_server("demo", demo_server.url)
+        assert added["state"] == "ready"
+    await runtime.close()
+
+    class Tightened(NoPrivate):
+        agent_class_name = "mcp"  # the same agents as before, now with a policy
+
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Tightened, "tightened") as agent:
+            await until(agent, lambda: server_state(agent, added["id"]) == "failed", what="the refused reconnect")
+            error = agent.mcp_servers()[0]["error"]
+            assert "127.0.0.1" in error or "loopback" in error or "private" in error, error
+    finally:
+        await runtime.close()
+
+
+class QuickConnect(Mcp):
+    mcp_connect_timeout = 1.0
+
+
+async def test_a_server_that_hangs_on_initialize_fails_after_the_connect_timeout(data_dir: Path) -> None:
+    """A TCP server that accepts and never answers: the attempt ends `failed` after the timeout."""
+    accepted: list[anyio.abc.SocketStream] = []
+
+    async def hold(stream: anyio.abc.SocketStream) -> None:
+        accepted.append(stream)
+        await anyio.sleep_forever()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(listener.serve, hold)
+            async with runtime.lease(QuickConnect, "hang") as agent:
+                added = await agent.add_mcp_server("mute", f"http://127.0.0.1:{port}/mcp", transport="streamable-http",
+                                                   timeout=20)
+                assert added["state"] == "failed", added
+                assert "no answer within 1 s" in added["error"], added["error"]
+                assert accepted  # it did connect: the handshake is what never came
+            tasks.cancel_scope.cancel()
+    finally:
+        await listener.aclose()
         await runtime.close()

@@ -6,12 +6,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from think.mcp.clients import MCPClients, UrlCheck, allow_http
+from think.mcp.clients import MCPClients
 from think.mcp.store import Transport
 from think.messages import JSONObject
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, GetPromptResult, ReadResourceResult
+
+    from think.net.policy import UrlPolicy
 
 DEFAULT_WAIT = 10.0
 """Seconds `wait_for_mcp_connections = True` waits for connecting servers before a turn."""
@@ -30,14 +32,16 @@ class MCPAPI:
     """Seconds one MCP tool call (or prompt, resource read) may take."""
     mcp_connect_timeout: ClassVar[float] = 30.0
     """Seconds a server has to connect, answer the handshake and list its tools."""
-    mcp_url_check: ClassVar[UrlCheck] = staticmethod(allow_http)
-    """Raises for a server URL this app forbids (default: any http(s) URL the owner adds)."""
+    mcp_url_policy: ClassVar[UrlPolicy | None] = None
+    """The `think.net.policy.UrlPolicy` server URLs must pass, checked when a server is added and
+    on every connection (allowlist, no private or internal addresses unless it permits them).
+    None (the default): any http(s) URL the agent's owner adds."""
 
     mcp: MCPClients
 
     def _mcp_clients(self, db: Any) -> MCPClients:
         return MCPClients(db, call_timeout=self.mcp_call_timeout, connect_timeout=self.mcp_connect_timeout,
-                          check_url=type(self).mcp_url_check)
+                          url_policy=self.mcp_url_policy)
 
     async def add_mcp_server(self, name: str, url: str | None = None, *, transport: Transport = "auto",
                              headers: Mapping[str, str] | None = None, command: str | None = None,

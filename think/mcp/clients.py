@@ -29,29 +29,32 @@ if TYPE_CHECKING:  # the SDK is imported when the first server connects, not wit
     from mcp.types import GetPromptResult, ReadResourceResult
 
     from think.mcp.connection import MCPConnection
+    from think.net.policy import UrlPolicy
 
 log = logging.getLogger("think.mcp")
 
-UrlCheck = Callable[[str], None]
-"""Raises `ConfigurationError` for a server URL the app does not allow."""
-
-
-def allow_http(url: str) -> None:
-    """The default rule for server URLs: any `http://` or `https://` URL with a host."""
+def check_url(url: str, policy: UrlPolicy | None) -> None:
+    """Raise `ConfigurationError` for a server URL that may not be added. Without a policy: any
+    `http://` or `https://` URL with a host (the agent's owner adds them); with one, what
+    `policy.check` allows (its allowlist, blocked hosts, no credentials in the URL)."""
+    if not isinstance(url, str):
+        raise ConfigurationError(f"an MCP server URL is a string, not {type(url).__name__}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(f"an MCP server URL must be http:// or https:// with a host, not {url!r}")
+    if policy is not None and not (decision := policy.check(url)):
+        raise ConfigurationError(f"the MCP server URL {url!r} is refused by the URL policy: {decision.reason}")
 
 
 class MCPClients:
     """See the module docstring."""
 
     def __init__(self, db: Database, *, call_timeout: float = 60.0, connect_timeout: float = 30.0,
-                 check_url: UrlCheck = allow_http, backoff: Backoff | None = None) -> None:
+                 url_policy: UrlPolicy | None = None, backoff: Backoff | None = None) -> None:
         self.store = ServerStore(db)
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
-        self.check_url = check_url
+        self.url_policy = url_policy
         self.backoff = backoff or Backoff()
         self.connections: dict[str, MCPConnection] = {}
         self._listeners: list[Callable[[], None]] = []
@@ -83,7 +86,8 @@ class MCPClients:
     def _open(self, spec: ServerSpec) -> MCPConnection:
         from think.mcp.connection import MCPConnection
 
-        connection = MCPConnection(spec, self._changed, connect_timeout=self.connect_timeout, backoff=self.backoff)
+        connection = MCPConnection(spec, self._changed, connect_timeout=self.connect_timeout, backoff=self.backoff,
+                                   url_policy=self.url_policy)
         self.connections[spec.id] = connection
         connection.start()
         return connection
@@ -122,7 +126,7 @@ class MCPClients:
         if chosen not in TRANSPORTS or chosen == "stdio":
             raise ConfigurationError(f"transport must be 'auto', 'streamable-http' or 'sse', not {transport!r}")
         assert url is not None
-        self.check_url(url)
+        check_url(url, self.url_policy)
         clean = {str(k): str(v) for k, v in (headers or {}).items()}
         return ServerSpec(id=server_id, name=name.strip(), transport=chosen, url=url, headers=clean)
 

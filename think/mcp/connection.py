@@ -30,6 +30,7 @@ from think.mcp.backoff import Backoff
 from think.mcp.errors import MCPServerUnavailable, describe
 from think.mcp.store import ServerSpec
 from think.mcp.transports import connect
+from think.net.policy import UrlPolicy
 
 log = logging.getLogger("think.mcp")
 
@@ -43,7 +44,8 @@ class MCPConnection:
     """One server's connection, state and lists. See the module docstring."""
 
     def __init__(self, spec: ServerSpec, on_change: Callable[[MCPConnection], None], *,
-                 connect_timeout: float = 30.0, backoff: Backoff | None = None) -> None:
+                 connect_timeout: float = 30.0, backoff: Backoff | None = None,
+                 url_policy: UrlPolicy | None = None) -> None:
         self.spec = spec
         self.state: State = "connecting"
         self.error: str | None = None
@@ -55,6 +57,7 @@ class MCPConnection:
         self._on_change = on_change
         self._connect_timeout = connect_timeout
         self._backoff = backoff or Backoff()
+        self._url_policy = url_policy
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._settled: anyio.Event | None = None  # set when an attempt ends: ready or failed
@@ -125,7 +128,7 @@ class MCPConnection:
                     watch.cancel_scope.cancel()
 
                 watch.start_soon(watchdog)
-                async with connect(self.spec, read_timeout=self._connect_timeout,
+                async with connect(self.spec, read_timeout=self._connect_timeout, url_policy=self._url_policy,
                                    message_handler=self._on_message) as client:
                     self._set("discovering")
                     async with _listening(client) as events:  # before listing: no change is missed

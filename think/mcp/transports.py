@@ -20,33 +20,50 @@ from mcp.types import Implementation
 from think._version import __version__
 from think.mcp.errors import describe
 from think.mcp.store import ServerSpec
+from think.net.client import create_httpx2_client
+from think.net.policy import UrlPolicy
 
 CLIENT_INFO = Implementation(name="think", version=__version__)
 
 
-def _http(spec: ServerSpec) -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(headers=spec.headers or None, timeout=httpx2.Timeout(30.0, read=300.0))
+def _http(spec: ServerSpec, policy: UrlPolicy | None, headers: dict[str, str] | None = None,
+          timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
+    """The HTTP client of one connection; with a URL policy every request and the address each
+    connection goes to are checked (`think.net.client`)."""
+    timeout = timeout if timeout is not None else httpx2.Timeout(30.0, read=300.0)
+    headers = headers if headers is not None else (spec.headers or None)
+    if policy is not None:
+        client: httpx2.AsyncClient = create_httpx2_client(policy, headers, timeout, auth)
+        return client
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth)
 
 
-def _client(spec: ServerSpec, transport: str, stack: AsyncExitStack, **options: Any) -> Client:
+def _client(spec: ServerSpec, transport: str, policy: UrlPolicy | None, stack: AsyncExitStack,
+            **options: Any) -> Client:
     if transport == "stdio":
         params = StdioServerParameters(command=spec.command or "", args=list(spec.args), env=spec.env, cwd=spec.cwd)
         return Client(params, client_info=CLIENT_INFO, **options)
     assert spec.url is not None
     if transport == "sse":
-        return Client(sse_client(spec.url, headers=spec.headers or None), client_info=CLIENT_INFO, **options)
-    return Client(streamable_http_client(spec.url, http_client=_http(spec)), client_info=CLIENT_INFO, **options)
+        def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+            return _http(spec, policy, headers, timeout, auth)
+
+        return Client(sse_client(spec.url, headers=spec.headers or None, httpx_client_factory=factory),
+                      client_info=CLIENT_INFO, **options)
+    http = _http(spec, policy)
+    stack.push_async_callback(http.aclose)  # the SDK leaves a client it was given open
+    return Client(streamable_http_client(spec.url, http_client=http), client_info=CLIENT_INFO, **options)
 
 
 @asynccontextmanager
-async def connect(spec: ServerSpec, *, read_timeout: float,
+async def connect(spec: ServerSpec, *, read_timeout: float, url_policy: UrlPolicy | None = None,
                   message_handler: MessageHandlerFnT | None = None) -> AsyncIterator[Client]:
     """An entered SDK client for `spec` (the handshake done), closed when the block ends."""
     order = ["streamable-http", "sse"] if spec.transport == "auto" else [spec.transport]
     errors: list[str] = []
     for transport in order:
         async with AsyncExitStack() as stack:
-            client = _client(spec, transport, stack, read_timeout_seconds=read_timeout,
+            client = _client(spec, transport, url_policy, stack, read_timeout_seconds=read_timeout,
                              message_handler=message_handler)
             try:
                 entered = await stack.enter_async_context(client)
