@@ -7,7 +7,8 @@ Prints medians (milliseconds / microseconds):
 * a cold execution with one host call: a fresh interpreter session from the warm pool, the
   namespace prelude, the code, one host call (the journal kept in memory);
 * the same through the `execute` runtime: the execution row and its journal written to SQLite;
-* host-call overhead: (a run making `--calls` calls − a run making none) / `--calls`.
+* host-call overhead: (a run making `--calls` calls − a run making none) / `--calls`, and the
+  same for a bare Monty session answering a constant (the part that is Monty's IPC round trip).
 
 `--worker-binary` measures another worker (e.g. a hardened wrapper). Figures, not assertions.
 """
@@ -22,7 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from think.sandbox.host import HostFunction, HostLimits, SandboxHost
+import pydantic_monty as monty
+
+from think.sandbox.host import HostFunction, HostLimits, SandboxHost, worker_pool
 from think.storage.database import Database
 from think.storage.migrations import migrate
 from think.tools.execute.namespaces import Provider
@@ -60,6 +63,9 @@ async def main(runs: int, calls: int, binary: str | None) -> None:
             assert result["ok"], result
             stored.append(time.perf_counter() - started)
         db.close()
+    raw = []
+    for _ in range(max(3, runs // 20)):
+        raw.append(await raw_monty(calls, binary))
     loop = f"for i in range({calls}):\n    tools.echo(x=i)"
     empty = f"for i in range({calls}):\n    i"
     per_call = []
@@ -72,6 +78,20 @@ async def main(runs: int, calls: int, binary: str | None) -> None:
           "journal in SQLite)")
     print(f"host-call overhead                  {statistics.median(per_call) * 1e6:8.1f} µs per call  "
           f"({calls} calls)")
+    print(f"  of which Monty's own round trip   {statistics.median(raw) * 1e6:8.1f} µs per call  "
+          "(an external call answered with a constant, no think code)")
+
+
+async def raw_monty(calls: int, binary: str | None) -> float:
+    """Seconds per external call of a bare Monty session: the floor under the host's overhead."""
+    pool = await worker_pool(binary)
+    async with pool.checkout(limits={"max_suspensions": calls + 10}) as session:
+        started = time.perf_counter()
+        step = await session.feed_start(f"for i in range({calls}):\n    f(i)")
+        while not isinstance(step, monty.MontyComplete):
+            assert isinstance(step, monty.AsyncFunctionSnapshot)
+            step = await step.resume({"return_value": 1})
+        return (time.perf_counter() - started) / calls
 
 
 if __name__ == "__main__":

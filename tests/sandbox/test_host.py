@@ -61,7 +61,7 @@ async def test_a_refused_or_failing_host_call_is_an_exception_in_the_guest() -> 
     assert [e.error for e in out.journal] == ["FileNotFoundError: no such thing", "RuntimeError: KeyError: 'boom'"]
 
 
-@pytest.mark.parametrize(("code", "error"), [
+BATTERY = [
     ("open('/etc/passwd').read()", "PermissionError: Permission denied: '/etc/passwd'"),
     ("open('/tmp/think-pwned', 'w').write('x')", "PermissionError"),
     ("from pathlib import Path\nPath('/etc/hostname').read_text()", "PermissionError"),
@@ -85,7 +85,10 @@ async def test_a_refused_or_failing_host_call_is_an_exception_in_the_guest() -> 
     ("for i in range(10000):\n    tools.record(name='n')", "host-call limit reached: at most 1000 calls"),
     ("tools.nothing()", "AttributeError: 'tools' object has no attribute 'nothing'"),
     ("await tools.record(name='x')", "can't be awaited"),
-])
+]
+
+
+@pytest.mark.parametrize(("code", "error"), BATTERY)
 async def test_escapes_and_limits_are_contained(code: str, error: str, tmp_path: Path, canary: Canary) -> None:
     sandbox = host(timeout=1.0)
     out = await sandbox.run(code, NS)

@@ -49,13 +49,14 @@ def create_execute_tool(agent: Any, *, tools: Sequence[Tool] | Mapping[str, Tool
                         state: bool | Workspace = True, providers: Sequence[Provider] = (),
                         timeout: float = 30.0, memory: int = 64 * 1024 * 1024, max_host_calls: int = 1000,
                         max_output: int = 64_000, max_recursion: int = 200, description: str | None = None,
-                        worker_binary: str | None = None) -> Tool:
+                        hardened: bool = False, worker_binary: str | None = None) -> Tool:
     """The `execute` tool for `agent` (see the module docs).
 
     `tools` defaults to the agent's `get_tools()` (without `execute` itself); `state=True` gives
     `state.*` over `agent.workspace` (a `Workspace` gives another one, False none). `timeout` is
-    wall-clock seconds per run, `memory` the guest's heap in bytes. `worker_binary` replaces the
-    Monty worker (hardened deployments point it at a sandboxing wrapper)."""
+    wall-clock seconds per run, `memory` the guest's heap in bytes. `hardened=True` runs the
+    interpreter workers under bubblewrap (`think.sandbox.hardened`); `worker_binary` replaces the
+    Monty worker with any other wrapper."""
     if id(agent) in _building.get():  # get_tools() is being read for the namespace: not wired yet
         return Tool(name=EXECUTE_TOOL, description="Run Python code.", input_schema=INPUT_SCHEMA)
     token = _building.set(_building.get() | {id(agent)})
@@ -64,6 +65,10 @@ def create_execute_tool(agent: Any, *, tools: Sequence[Tool] | Mapping[str, Tool
     finally:
         _building.reset(token)
     tool_map = {name: t for name, t in tool_map.items() if name != EXECUTE_TOOL}
+    if hardened and worker_binary is None:
+        from think.sandbox.hardened import shared_hardened_worker
+
+        worker_binary = shared_hardened_worker()
     workspace = agent.workspace if state is True else (state or None)
     limits = HostLimits(timeout=timeout, memory=memory, max_host_calls=max_host_calls, max_output=max_output,
                         max_recursion=max_recursion)
