@@ -20,7 +20,7 @@ BATTERY = [
     ("import os\nos.listdir('/')", "PermissionError"),
     ("import subprocess", "ModuleNotFoundError"),
     ("import ctypes", "ModuleNotFoundError"),
-    ("while True:\n    pass", "TimeoutError: the code ran longer than 1 s"),
+    ("while True:\n    pass", "TimeoutError: the code ran longer than 2 s"),
     ("'a' * (2 * 1024 ** 3)", "MemoryError"),
     ("def f(n):\n    return f(n + 1)\nf(0)", "RecursionError"),
     ("for i in range(10000):\n    tools.get_weather(city='x')", "host-call limit reached: at most 50 calls"),
@@ -37,7 +37,7 @@ class Boxed(Think):
         return type(self).model
 
     def get_tools(self) -> list[Any]:
-        return [get_weather, create_execute_tool(self, timeout=1, max_host_calls=50, max_output=2000)]
+        return [get_weather, create_execute_tool(self, timeout=2, max_host_calls=50, max_output=2000)]
 
 
 def escaped() -> bool:
