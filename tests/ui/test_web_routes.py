@@ -30,7 +30,7 @@ def test_the_page_is_served_uncached_with_a_content_security_policy() -> None:
 
 def test_assets_are_served_with_a_long_cache_and_referenced_relatively() -> None:
     page = client().get("/").text
-    names = sorted(p.name for p in (DIST / "assets").iterdir())
+    names = sorted(p.name for p in (DIST / "assets").iterdir() if p.suffix not in (".gz", ".br"))
     assert any(n.endswith(".js") for n in names) and any(n.endswith(".css") for n in names)
     for name in names:
         if not name.endswith(".woff2"):  # the font is referenced from the CSS
@@ -39,6 +39,28 @@ def test_assets_are_served_with_a_long_cache_and_referenced_relatively() -> None
         assert response.status_code == 200
         assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert client().get("/assets/missing.js").status_code == 404
+
+
+def test_text_assets_are_sent_precompressed_as_the_browser_accepts() -> None:
+    [script] = [p for p in (DIST / "assets").iterdir() if p.suffix == ".js"]
+    raw = script.read_bytes()
+    app = client()
+
+    for accept, coding in (("gzip, deflate, br, zstd", "br"), ("gzip", "gzip"), ("br;q=0, gzip;q=0.5", "gzip"),
+                           ("identity", None), ("", None)):
+        response = app.get(f"/assets/{script.name}", headers={"accept-encoding": accept})
+        assert response.status_code == 200
+        assert response.headers.get("content-encoding") == coding, accept
+        assert response.headers["content-type"].startswith("text/javascript")
+        assert response.headers["vary"] == "Accept-Encoding"
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        # The client decodes gzip (and br when a brotli module is installed): the same script.
+        brotli = script.with_name(script.name + ".br").read_bytes()
+        assert response.content == raw or (coding == "br" and response.content == brotli)
+        if coding is not None:
+            assert int(response.headers["content-length"]) < len(raw) / 3
+    font = next(p for p in (DIST / "assets").iterdir() if p.suffix == ".woff2")
+    assert "content-encoding" not in app.get(f"/assets/{font.name}", headers={"accept-encoding": "br"}).headers
 
 
 def test_info_comes_from_the_callable_at_each_request() -> None:

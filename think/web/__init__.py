@@ -19,6 +19,7 @@ page loads its assets and the info with relative URLs, so the routes work under 
 from __future__ import annotations
 
 import inspect
+import mimetypes
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -74,15 +75,51 @@ def ui_built() -> bool:
     return (DIST / "index.html").is_file()
 
 
+_ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+"""The precompressed forms the build writes beside each text asset, best first."""
+
+
+def _accepted(scope: Scope) -> set[str]:
+    """The content codings the request accepts (`Accept-Encoding`, q=0 meaning refused)."""
+    header = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"accept-encoding"), "")
+    accepted = set()
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        q = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
+        try:
+            if float(q) > 0:
+                accepted.add(coding.strip().lower())
+        except ValueError:
+            continue
+    return accepted
+
+
 class _ImmutableFiles(StaticFiles):
-    """Hashed assets never change under one name, so browsers may keep them for a year."""
+    """Hashed assets never change under one name, so browsers may keep them for a year; text
+    assets are sent in the smallest precompressed form the browser accepts (built by Vite)."""
 
     def file_response(
         self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
     ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
+        path = Path(full_path)
+        accepted = _accepted(scope)
+        for coding, suffix in _ENCODINGS:
+            variant = path.with_name(path.name + suffix)
+            if (coding in accepted or "*" in accepted) and variant.is_file():
+                response = super().file_response(variant, variant.stat(), scope, status_code)
+                response.headers["Content-Encoding"] = coding
+                response.headers["Content-Type"] = _media_type(path)
+                break
+        else:
+            response = super().file_response(full_path, stat_result, scope, status_code)
         response.headers["Cache-Control"] = _IMMUTABLE
+        response.headers["Vary"] = "Accept-Encoding"
         return response
+
+
+def _media_type(path: Path) -> str:
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return f"{kind}; charset=utf-8" if kind.startswith("text/") or kind.endswith(("javascript", "json")) else kind
 
 
 async def _missing_asset(request: Request) -> Response:
