@@ -1,6 +1,7 @@
 """Chat over real WebSockets: turn latency, turn throughput, and history load on connect.
 
     python bench/ws_turns.py [--turns 200] [--agents 20] [--per-agent 10] [--history 1000 10000]
+                             [--flat 10 1000] [--flat-turns 40]
 
 The server runs in its own process (uvicorn, websockets-sansio), so the client's CPU does not
 distort it; the model answers instantly (a scripted reply of a few words), so what is measured is
@@ -9,6 +10,10 @@ the framework: frames in, turn queue, SQLite persistence, fan-out, frames out. P
 * send → done latency (p50 / p99 / mean) over `--turns` sequential turns on one socket;
 * throughput: `--agents` agents, each sent `--per-agent` chat requests at once, over one socket
   per agent (each agent runs its turns one at a time; agents run concurrently);
+* send → done against transcript length, through the real npm client (`bench/ws_client.mjs`:
+  `AgentClient` and the chat transport `useAgentChat` uses, sending the whole transcript with
+  every request as the hook does) for conversations of each `--flat` size, and the ratio of the
+  longest to the shortest (the target is ≤ 1.15×); needs Node and `npm ci` in tests/node;
 * connect → history: open a socket and receive the stored transcript (`cf_agent_chat_messages`,
   then identity, MCP and the probe answer) with `AgentClient` (the frame is parsed, the messages
   are validated only when read), for conversations of each `--history` size, cold (the agent's
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -32,6 +38,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,8 +64,9 @@ class BenchChat(Think):
 # ---- the server process ----------------------------------------------------------------------------
 
 
-def serve(data_dir: str) -> None:
-    """Run the server; print the port on the first line of stdout."""
+def serve(data_dir: str, profile: str | None = None) -> None:
+    """Run the server; print the port on the first line of stdout. With `profile`, the server
+    runs under cProfile and writes its stats there when it stops."""
     import logging
 
     import uvicorn
@@ -73,13 +81,30 @@ def serve(data_dir: str) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     print(sock.getsockname()[1], flush=True)
-    uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio",
-                                  ws_max_size=64 * 1024 * 1024)).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio",
+                                           ws_max_size=64 * 1024 * 1024))
+    if profile is None:
+        server.run(sockets=[sock])
+        return
+    import cProfile
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)  # uvicorn re-raises the signal it caught once it has shut down
+
+    signal.signal(signal.SIGTERM, stop)
+    profiler = cProfile.Profile()
+    try:
+        profiler.runcall(server.run, sockets=[sock])
+    except SystemExit:
+        pass
+    profiler.dump_stats(profile)
 
 
 class ServerProcess:
-    def __init__(self, data_dir: str) -> None:
-        self.process = subprocess.Popen([sys.executable, __file__, "--serve", data_dir], stdout=subprocess.PIPE,
+    def __init__(self, data_dir: str, profile: str | None = None) -> None:
+        command = [sys.executable, __file__, "--serve", data_dir, *([profile] if profile else [])]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                         text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -162,6 +187,35 @@ async def throughput(server: ServerProcess, agents: int, per_agent: int) -> None
     print(f"  {total / elapsed:7.0f} turns/s   ({ms(elapsed)} for all)")
 
 
+async def wire_flat(server: ServerProcess, sizes: list[int], turns: int) -> None:
+    """send → done through the npm client, one agent per transcript size (filled beforehand)."""
+    node = shutil.which("node")
+    script = Path(__file__).with_name("ws_client.mjs")
+    if node is None or not (script.parents[1] / "tests" / "node" / "node_modules" / "agents").exists():
+        print("send → done by transcript length: skipped (needs node and `npm ci` in tests/node)")
+        return
+    print(f"send → done by transcript length, npm AgentClient sending whole transcripts ({turns} turns each):")
+    p50s: dict[int, float] = {}
+    for size in sizes:
+        plan = {"host": f"127.0.0.1:{server.port}", "agent": "bench-chat", "name": f"flat-{size}",
+                "turns": turns, "warmup": 5}
+        cpu_before = cpu_seconds(server.process.pid)
+        with anyio.fail_after(600):
+            result = await anyio.run_process([node, str(script), orjson.dumps(plan).decode()],
+                                              check=True)
+        cpu_after = cpu_seconds(server.process.pid)
+        report = orjson.loads(result.stdout)
+        times = [t / 1000 for t in report["times"]]
+        p50s[size] = percentile(times, 50)
+        cpu = "" if cpu_before is None or cpu_after is None else \
+            f"   server CPU {ms((cpu_after - cpu_before) / (turns + 5)).strip()} a turn"
+        print(f"  {report['start']:6,} → {report['end']:6,} messages: p50 {ms(p50s[size])}   "
+              f"p99 {ms(percentile(times, 99))}{cpu}")
+    if len(p50s) > 1:
+        low, high = min(p50s), max(p50s)
+        print(f"  p50 at {high:,} / p50 at {low:,}: {p50s[high] / p50s[low]:.2f}×")
+
+
 async def fill(data_dir: str, name: str, count: int) -> None:
     """Write `count` messages into an agent's storage, without a server."""
     from think.runtime import EmbeddedRuntime
@@ -207,27 +261,38 @@ async def history(server: ServerProcess, sizes: list[int], samples: int) -> None
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as data_dir:
-        for size in args.history:
+        for size in [] if args.only_flat else args.history:
             for s in range(args.samples):
                 await fill(data_dir, f"history-{size}-{s}", size)
-        server = ServerProcess(data_dir)
+        for size in args.flat:
+            await fill(data_dir, f"flat-{size}", size)
+        server = ServerProcess(data_dir, args.profile)
         try:
             print(f"server pid {server.process.pid} on port {server.port}; Python {sys.version.split()[0]}")
+            if args.only_flat:
+                await wire_flat(server, args.flat, args.flat_turns)
+                return
             await history(server, args.history, args.samples)  # first, so cold really is cold
             await latency(server, args.turns)
+            await wire_flat(server, args.flat, args.flat_turns)
             await throughput(server, args.agents, args.per_agent)
         finally:
             server.stop()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
-        serve(sys.argv[2])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--serve":
+        serve(sys.argv[2], *sys.argv[3:])
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--per-agent", type=int, default=10)
     parser.add_argument("--history", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--flat", type=int, nargs="*", default=[10, 1000],
+                        help="transcript sizes for send → done through the npm client (none: skip)")
+    parser.add_argument("--flat-turns", type=int, default=40)
+    parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
+    parser.add_argument("--only-flat", action="store_true", help="measure only send → done by transcript length")
     parser.add_argument("--samples", type=int, default=3, help="agents per history size (cold samples)")
     anyio.run(main, parser.parse_args())

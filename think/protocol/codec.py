@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -160,6 +161,7 @@ def _describe(error: ValidationError, *, prefix: str | None = None) -> str:
 
 
 _ROLES = ("system", "user", "assistant")
+_ROLE_SET = frozenset(_ROLES)
 _CLIENT_TOOLS: TypeAdapter[list[_ClientTool]] = TypeAdapter(list[_ClientTool])
 
 
@@ -184,14 +186,16 @@ def _chat_request(data: JSONObject) -> ChatRequest:
         raise invalid("the request body has no \"messages\" array")
     # Only the envelope is checked here: the server reads just the messages it does not have
     # yet, and each is validated in full when it is read (see LazyMessages).
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            raise invalid(f"messages[{index}] must be an object")
-        message_id = message.get("id")
-        if not isinstance(message_id, str) or not 0 < len(message_id) <= MAX_ID_LENGTH:
-            raise invalid(f"messages[{index}].id must be a string of 1 to {MAX_ID_LENGTH} characters")
-        if message.get("role") not in _ROLES:
-            raise invalid(f"messages[{index}].role must be one of {', '.join(_ROLES)}")
+    envelope = _envelope(messages)
+    if envelope is None:
+        for index, message in enumerate(messages):  # something is wrong: say what, and where
+            if not isinstance(message, dict):
+                raise invalid(f"messages[{index}] must be an object")
+            message_id = message.get("id")
+            if not isinstance(message_id, str) or not 0 < len(message_id) <= MAX_ID_LENGTH:
+                raise invalid(f"messages[{index}].id must be a string of 1 to {MAX_ID_LENGTH} characters")
+            if message.get("role") not in _ROLES:
+                raise invalid(f"messages[{index}].role must be one of {', '.join(_ROLES)}")
     trigger = body.pop("trigger", SUBMIT)
     tools = body.pop("clientTools", None)
     try:
@@ -201,8 +205,23 @@ def _chat_request(data: JSONObject) -> ChatRequest:
         raise invalid(f"clientTools{_describe(exc, prefix='')}") from exc
     except TooDeep as exc:
         raise invalid(str(exc)) from None
-    return ChatRequest(id=wire.id, messages=LazyMessages(messages, from_client=True),
+    return ChatRequest(id=wire.id, messages=LazyMessages(messages, from_client=True, envelope=envelope),
                        trigger=trigger if isinstance(trigger, str) else SUBMIT, client_tools=client_tools, body=body)
+
+
+def _envelope(messages: list[Any]) -> tuple[list[str], list[str]] | None:
+    """The ids and roles of a request's messages when every one is an object with a valid `id`
+    and `role`; None otherwise. Built-in passes only: a transcript can be long."""
+    try:
+        ids: list[Any] = list(map(dict.get, messages, repeat("id")))
+        roles: list[Any] = list(map(dict.get, messages, repeat("role")))
+        if not set(roles) <= _ROLE_SET or not set(map(type, ids)) <= {str}:
+            return None
+    except TypeError:  # a message that is not an object, or a role that is not hashable
+        return None
+    if ids and not (min(map(len, ids)) > 0 and max(map(len, ids)) <= MAX_ID_LENGTH):
+        return None
+    return ids, roles
 
 
 def _client_tools(raw: list[Any], tools: list[_ClientTool]) -> tuple[ClientToolSchema, ...]:
@@ -257,7 +276,7 @@ _CLIENT_PARSERS: dict[str, Callable[[JSONObject], ClientFrame]] = {
 }
 
 
-LARGE_FRAME = 256 * 1024
+LARGE_FRAME = 16 * 1024
 """Frames from this size on are parsed with the cyclic garbage collector paused."""
 
 

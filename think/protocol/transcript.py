@@ -34,12 +34,15 @@ class LazyMessages(Sequence[Message]):
     With `from_client`, a message nested deeper than the depth limit is invalid too.
     """
 
-    __slots__ = ("_cache", "_from_client", "_raw")
+    __slots__ = ("_cache", "_envelope", "_from_client", "_raw")
 
-    def __init__(self, raw: list[Any], *, from_client: bool = False) -> None:
+    def __init__(self, raw: list[Any], *, from_client: bool = False,
+                 envelope: tuple[list[str], list[str]] | None = None) -> None:
+        """`envelope`: every message's id and role, when the codec has read them already."""
         self._raw = raw
         self._cache: list[Message | None] = [None] * len(raw)
         self._from_client = from_client
+        self._envelope = envelope
 
     @classmethod
     def of(cls, messages: Sequence[Message], *more: Message) -> LazyMessages:
@@ -64,6 +67,18 @@ class LazyMessages(Sequence[Message]):
 
     def role_at(self, index: int) -> Any:
         return self._raw[index].get("role") if isinstance(self._raw[index], dict) else None
+
+    def ids(self, stop: int | None = None) -> list[Any]:
+        """`id_at(i)` of the first `stop` messages (all by default), in one pass."""
+        if self._envelope is not None:
+            return self._envelope[0][:stop]
+        return [m.get("id") if isinstance(m, dict) else None for m in self._raw[:stop]]
+
+    def roles(self, stop: int | None = None) -> list[Any]:
+        """`role_at(i)` of the first `stop` messages (all by default), in one pass."""
+        if self._envelope is not None:
+            return self._envelope[1][:stop]
+        return [m.get("role") if isinstance(m, dict) else None for m in self._raw[:stop]]
 
     def __len__(self) -> int:
         return len(self._raw)

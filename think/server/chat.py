@@ -26,6 +26,7 @@ applied in arrival order, and with `autoContinue` they ask for a continuation tu
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Sequence
 
 import orjson
@@ -407,7 +408,7 @@ class ChatChannel:
     def _transcript_json(self, messages: Sequence[Message]) -> list[bytes]:
         session = self.agent.session
         path = session.history()
-        if len(messages) == len(path) and all(a is b for a, b in zip(messages, path, strict=True)):
+        if len(messages) == len(path) and all(map(operator.is_, messages, path)):
             return session.history_json()  # stored JSON, not re-encoded
         return [m.dumps() for m in messages]
 

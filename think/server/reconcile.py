@@ -14,7 +14,11 @@ What the client may contribute are new user messages. So, for each incoming mess
 * a new user message is kept: the server-only metadata keys (`channel`, `turnMetadata`) are
   stripped from it and `metadata.channel` is set to `"web"`.
 
-Messages the server already has are never read in full, so a long transcript costs little.
+Messages the server already has are never read in full, so a long transcript costs little: the
+leading run of the request whose ids are the server's path in order (the usual case: the client
+resends what it was sent, plus its new message) is matched with one list comparison against the
+path's id index and its roles checked in one (`check_known_run`); what follows that run is matched
+id by id. The rules are the same either way.
 What a client may claim is decided in `think.turns.trust`; this module maps the transcript.
 """
 
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from think.messages import SETTLED_TOOL_STATES, Message, ToolPart
 from think.protocol.transcript import LazyMessages
 from think.sessions.session import Session
-from think.turns.trust import ToolKinds, check_claims, check_known, check_new, from_web
+from think.turns.trust import ToolKinds, check_claims, check_known, check_known_run, check_new, from_web
 
 _RECENT = 16
 
@@ -66,7 +70,16 @@ def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds
             if isinstance(part, ToolPart) and part.state not in SETTLED_TOOL_STATES:
                 open_calls[part.tool_call_id] = part
     adopted: set[str] = set()
-    for index in range(len(lazy)):
+    ids = _known_run(lazy, session)
+    start = len(ids)
+    if start:
+        check_known_run(0, ids, lazy.roles(start), session.history_roles()[:start])
+        if open_calls:
+            for index in range(start):
+                if lazy.role_at(index) == "assistant":
+                    check_claims(lazy.raw[index], index, open_calls, kinds)
+        out.ids.extend(ids)
+    for index in range(start, len(lazy)):
         message_id, role = lazy.id_at(index), lazy.role_at(index)
         known = session.get(message_id) or session.get_message(message_id)
         if known is None and message_id == in_flight and role == "assistant":
@@ -88,6 +101,20 @@ def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds
         out.fresh.append(from_web(message))
         out.ids.append(message_id)
     return out
+
+
+def _known_run(lazy: LazyMessages, session: Session) -> list[str]:
+    """The ids of the leading messages of the request that are, id for id, the start of the
+    server's path (none when the path in memory is not the whole conversation)."""
+    if session.windowed:
+        return []
+    path = session.history_ids()
+    count = min(len(lazy), len(path))
+    ids = lazy.ids(count)
+    if ids == path[:count]:
+        return ids
+    same = next(i for i, (a, b) in enumerate(zip(ids, path, strict=False)) if a != b)
+    return ids[:same]
 
 
 def _adopt(message: Message, history: Sequence[Message], taken: set[str]) -> str | None:

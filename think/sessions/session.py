@@ -129,7 +129,7 @@ class Session:
         connects to see the history should not pay for that); the next `history()` reuses the rows.
         """
         if self._window is not None:
-            return [self._window.stored[m.id] for m in self._window.messages]
+            return list(self._window.bodies)
         leaf = self._leaf_seq()
         if leaf is None:
             return []
@@ -138,6 +138,14 @@ class Session:
             rows = read_path_rows(self.db, leaf, self.hydration_byte_budget)
             cold = self._cold_rows = (self.version, leaf, rows)
         return [row["body"] if isinstance(row["body"], bytes) else bytes(row["body"]) for row in cold[2]]
+
+    def history_ids(self) -> list[str]:
+        """The ids of `history()`, in order (a live list: do not change it)."""
+        return self._win().ids
+
+    def history_roles(self) -> list[str]:
+        """The roles of `history()`, in order (a live list: do not change it)."""
+        return self._win().roles
 
     def get(self, message_id: str) -> Message | None:
         """A message of the hydrated active path, or None."""

@@ -50,11 +50,18 @@ def decode(message_id: str, body: Any) -> Message:
 
 
 class Window:
-    """Messages of the active path, oldest first, with their row `seq`s and stored JSON."""
+    """Messages of the active path, oldest first, with their row `seq`s and stored JSON.
+
+    `ids`, `roles` and `bodies` run parallel to `messages`, so a whole transcript is compared or
+    sent with list operations, not a Python loop per message.
+    """
 
     def __init__(self, rows: Sequence[Row] = ()) -> None:
         self.messages: list[Message] = []
         self.seqs: list[int] = []
+        self.ids: list[str] = []
+        self.roles: list[str] = []
+        self.bodies: list[bytes] = []
         self.index: dict[str, int] = {}
         self.stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
         self.unsettled: set[str] = set()  # ids of messages with tool calls still waiting
@@ -69,6 +76,9 @@ class Window:
         self.index[message.id] = len(self.messages)
         self.messages.append(message)
         self.seqs.append(seq)
+        self.ids.append(message.id)
+        self.roles.append(message.role)
+        self.bodies.append(body)
         self.stored[message.id] = body
         self.bytes += len(body)
         self.track(message)
@@ -77,6 +87,8 @@ class Window:
         self.bytes += len(body) - len(self.stored[message.id])
         self.stored[message.id] = body
         self.messages[position] = message
+        self.roles[position] = message.role
+        self.bodies[position] = body
         self.track(message)
 
     def track(self, message: Message) -> None:
@@ -84,6 +96,9 @@ class Window:
             self.unsettled.add(message.id)
         else:
             self.unsettled.discard(message.id)
+
+    def _columns(self) -> tuple[list[Any], ...]:
+        return self.messages, self.seqs, self.ids, self.roles, self.bodies
 
     def _forget(self, dropped: Sequence[Message]) -> None:
         for message in dropped:
@@ -94,14 +109,14 @@ class Window:
     def cut_after(self, position: int) -> None:
         """Drop the messages after `position` (a new branch starts there)."""
         self._forget(self.messages[position + 1:])
-        del self.messages[position + 1:]
-        del self.seqs[position + 1:]
+        for column in self._columns():
+            del column[position + 1:]
 
     def drop_front(self, count: int) -> None:
         """Drop the oldest `count` messages from memory (they stay stored)."""
         self._forget(self.messages[:count])
-        del self.messages[:count]
-        del self.seqs[:count]
+        for column in self._columns():
+            del column[:count]
         self.index = {m.id: i for i, m in enumerate(self.messages)}
         self.windowed = True
 

@@ -69,6 +69,16 @@ def check_known(index: int, message_id: str, *, stored_role: str, role: str) -> 
                       f"a client cannot send it as a {role} message")
 
 
+def check_known_run(start: int, ids: Sequence[str], roles: Sequence[object], stored_roles: Sequence[str]) -> None:
+    """`check_known` for a run of messages the server has (`ids`, from position `start` of the
+    request), with `stored_roles` their roles on the server: one list comparison when every role
+    is the stored one, which is the usual case; the first mismatch is refused as `check_known` does."""
+    if list(roles) == list(stored_roles):
+        return
+    for offset, (message_id, role, stored) in enumerate(zip(ids, roles, stored_roles, strict=True)):
+        check_known(start + offset, message_id, stored_role=stored, role=str(role))
+
+
 def check_new(index: int, message_id: str, *, role: str, adopted: str | None = None) -> None:
     """A message the server does not have: a user message is welcome; a system message never;
     an assistant message only as a copy of one the server wrote (`adopted` is that one's id)."""
