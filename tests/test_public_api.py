@@ -1,21 +1,38 @@
+import ast
 import inspect
+import subprocess
+import sys
 
 import think
 
 
 def test_public_names_are_exactly_all() -> None:
-    public = {n for n, v in vars(think).items() if not n.startswith("_") and not inspect.ismodule(v)}
-    lazy = {"create_app"}  # loaded on first use: serving pulls in Starlette
-    assert public | lazy == set(think.__all__) - {"__version__"}
+    assert set(think._EXPORTS) == set(think.__all__) - {"__version__"}
     assert all(getattr(think, name) is not None for name in think.__all__)
     assert think.__all__ == sorted(think.__all__)  # a sorted list makes additions visible in review
+    assert set(dir(think)) >= set(think.__all__)
 
 
-def test_importing_think_does_not_load_optional_or_heavy_modules() -> None:
-    import subprocess
-    import sys
+def test_the_type_checking_imports_name_the_same_modules_as_the_lazy_table() -> None:
+    tree = ast.parse(inspect.getsource(think))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    imported = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert imported == think._EXPORTS
 
-    heavy = ("httpx", "uvicorn", "starlette", "pydantic_ai", "llama_cpp")
-    code = f"import sys, think; print(','.join(m for m in {heavy!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+
+def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
+    probe = f"import sys\n{code}\nprint(','.join(m for m in {modules!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_a_plain_import_loads_no_subsystem() -> None:
+    assert loaded_after("import think", ("think.agent", "think.messages", "pydantic", "anyio", "sqlite3")) == []
+
+
+def test_the_agent_api_does_not_load_optional_or_heavy_modules() -> None:
+    names = ", ".join(n for n in think.__all__ if n != "create_app")
+    heavy = ("httpx", "uvicorn", "starlette", "pydantic_ai", "llama_cpp", "click", "rich")
+    assert loaded_after(f"from think import {names}", heavy) == []
+    assert loaded_after("from think import create_app", ("starlette",)) == ["starlette"]

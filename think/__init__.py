@@ -1,51 +1,117 @@
-"""Think: an opinionated chat agent. Subclass `Think`, override `get_model()`, serve it."""
+"""Think: an opinionated chat agent. Subclass `Think`, override `get_model()`, serve it.
+
+`import think` is cheap: each public name is imported from its module the first time it is used
+(PEP 562 `__getattr__`), so a program pays only for the subsystems it touches (`from think import
+Think` loads the agent and what a turn needs; the server, Starlette and the CLI stay unloaded until
+something serves). To export a new public name, add it to `_EXPORTS` (name → module), to the
+`TYPE_CHECKING` imports (for type checkers and editors) and to `__all__`; a test checks the
+three agree. Subpackages do the same where their `__init__` would otherwise import heavy modules.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from think._version import __version__
-from think.agent import Think
-from think.errors import (
-    ConfigurationError,
-    ContextOverflow,
-    DataDirInUse,
-    ModelError,
-    ProtocolError,
-    StorageError,
-    ThinkError,
-    ToolFailed,
-    TurnError,
-)
-from think.hooks import (
-    Allow,
-    Block,
-    ChatErrorContext,
-    StepConfig,
-    StepContext,
-    StepRecord,
-    Substitute,
-    ToolCallContext,
-    ToolCallResultContext,
-    ToolDecision,
-    TurnConfig,
-    TurnContext,
-)
-from think.messages import Message
-from think.models.base import Model, ModelRequest
-from think.runtime import Agent, AgentRuntime, EmbeddedRuntime, callable, open_agent
-from think.scheduling.tasks import ScheduledTaskSpec
-from think.sessions import Session
-from think.subagents import agent_tool
-from think.submissions import Submission
-from think.tools import Tool, ToolContext, client_tool, tool
-from think.turns.turn import TurnRequest, TurnResult
-from think.workspace import Workspace
+
+if TYPE_CHECKING:
+    from think.agent import Think
+    from think.errors import (
+        ConfigurationError,
+        ContextOverflow,
+        DataDirInUse,
+        ModelError,
+        ProtocolError,
+        StorageError,
+        ThinkError,
+        ToolFailed,
+        TurnError,
+    )
+    from think.hooks import (
+        Allow,
+        Block,
+        ChatErrorContext,
+        StepConfig,
+        StepContext,
+        StepRecord,
+        Substitute,
+        ToolCallContext,
+        ToolCallResultContext,
+        ToolDecision,
+        TurnConfig,
+        TurnContext,
+    )
+    from think.messages import Message
+    from think.models.base import Model, ModelRequest
+    from think.runtime import Agent, AgentRuntime, EmbeddedRuntime, callable, open_agent
+    from think.scheduling.tasks import ScheduledTaskSpec
+    from think.server import create_app
+    from think.sessions import Session
+    from think.subagents import agent_tool
+    from think.submissions import Submission
+    from think.tools import Tool, ToolContext, client_tool, tool
+    from think.turns.turn import TurnRequest, TurnResult
+    from think.workspace import Workspace
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "think.runtime",
+    "agent_tool": "think.subagents",
+    "AgentRuntime": "think.runtime",
+    "Allow": "think.hooks",
+    "Block": "think.hooks",
+    "callable": "think.runtime",
+    "ChatErrorContext": "think.hooks",
+    "client_tool": "think.tools",
+    "ConfigurationError": "think.errors",
+    "ContextOverflow": "think.errors",
+    "create_app": "think.server",
+    "DataDirInUse": "think.errors",
+    "EmbeddedRuntime": "think.runtime",
+    "Message": "think.messages",
+    "Model": "think.models.base",
+    "ModelError": "think.errors",
+    "ModelRequest": "think.models.base",
+    "open_agent": "think.runtime",
+    "ProtocolError": "think.errors",
+    "ScheduledTaskSpec": "think.scheduling.tasks",
+    "Session": "think.sessions",
+    "StepConfig": "think.hooks",
+    "StepContext": "think.hooks",
+    "StepRecord": "think.hooks",
+    "StorageError": "think.errors",
+    "Submission": "think.submissions",
+    "Substitute": "think.hooks",
+    "Think": "think.agent",
+    "ThinkError": "think.errors",
+    "Tool": "think.tools",
+    "tool": "think.tools",
+    "ToolCallContext": "think.hooks",
+    "ToolCallResultContext": "think.hooks",
+    "ToolContext": "think.tools",
+    "ToolDecision": "think.hooks",
+    "ToolFailed": "think.errors",
+    "TurnConfig": "think.hooks",
+    "TurnContext": "think.hooks",
+    "TurnError": "think.errors",
+    "TurnRequest": "think.turns.turn",
+    "TurnResult": "think.turns.turn",
+    "Workspace": "think.workspace",
+}
 
 
 def __getattr__(name: str) -> object:
-    # The server pulls in Starlette: load it only for code that serves.
-    if name == "create_app":
-        from think.server import create_app
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'think' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
 
-        return create_app
-    raise AttributeError(f"module 'think' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "Agent",

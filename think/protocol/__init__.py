@@ -3,12 +3,45 @@
 `parse_frame` / `encode_frame` are the server's side, `encode_client_frame` /
 `parse_server_frame` a client's. Nothing here touches a socket. The frames are in `frames.py`;
 the one nesting-depth limit for everything that enters is in `limits.py`.
+
+Names are loaded on first use (the `think` package's scheme): the agent's code imports
+`limits` and `payloads` without loading the frame models.
 """
 
-from think.protocol.client_codec import encode_client_frame, parse_server_frame
-from think.protocol.codec import InvalidFrame, UnknownFrame, encode_frame, parse_frame
-from think.protocol.limits import MAX_DEPTH, TooDeep, check_depth
-from think.protocol.transcript import InvalidMessage, LazyMessages
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from think.protocol.client_codec import encode_client_frame, parse_server_frame
+    from think.protocol.codec import InvalidFrame, UnknownFrame, encode_frame, parse_frame
+    from think.protocol.limits import MAX_DEPTH, TooDeep, check_depth
+    from think.protocol.transcript import InvalidMessage, LazyMessages
+
+_EXPORTS: dict[str, str] = {
+    "encode_client_frame": "think.protocol.client_codec",
+    "parse_server_frame": "think.protocol.client_codec",
+    "InvalidFrame": "think.protocol.codec",
+    "UnknownFrame": "think.protocol.codec",
+    "encode_frame": "think.protocol.codec",
+    "parse_frame": "think.protocol.codec",
+    "MAX_DEPTH": "think.protocol.limits",
+    "TooDeep": "think.protocol.limits",
+    "check_depth": "think.protocol.limits",
+    "InvalidMessage": "think.protocol.transcript",
+    "LazyMessages": "think.protocol.transcript",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'think.protocol' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_DEPTH",

@@ -334,11 +334,6 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
 
 
-def chunk_body(chunk: JSONObject) -> str:
-    """A UI message chunk as the `body` string of a response frame."""
-    return _dumps(chunk)
-
-
 def _response(f: ChatResponse) -> JSONObject:
     if f.replay:  # the resume path builds these frames with its own key order
         out: JSONObject = {"body": f.body, "done": f.done, "id": f.id, "type": "cf_agent_use_chat_response",
@@ -422,18 +417,6 @@ def encode_transcript(message_json: Iterable[bytes], *, connect: bool = False) -
     """
     tail = b'],"connect":true}' if connect else b"]}"
     return (b'{"type":"cf_agent_chat_messages","messages":[' + b",".join(message_json) + tail).decode()
-
-
-def agent_tool_event(sequence: int, event: JSONObject, parent_tool_call_id: str | None = None, *,
-                     replay: bool = False) -> JSONObject:
-    """`agent-tool-event` (reference §2.9): one event of a child run, live or replayed."""
-    frame: JSONObject = {"type": "agent-tool-event", "sequence": sequence}
-    if replay:
-        frame["replay"] = True
-    frame["event"] = event
-    if parent_tool_call_id is not None:
-        frame["parentToolCallId"] = parent_tool_call_id
-    return frame
 
 
 def encode_message_list(message_json: Iterable[bytes]) -> bytes:

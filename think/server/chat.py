@@ -34,7 +34,7 @@ import orjson
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.messages import Message
-from think.protocol.codec import agent_tool_event, encode_frame, encode_transcript
+from think.protocol.codec import encode_frame, encode_transcript
 from think.protocol.frames import (
     ChatClear,
     ChatRecovering,
@@ -53,6 +53,7 @@ from think.protocol.frames import (
     ToolApproval,
     ToolResult,
 )
+from think.protocol.payloads import agent_tool_event
 from think.protocol.transcript import InvalidMessage
 from think.server.connection import Connection, Connections
 from think.server.reconcile import reconcile

@@ -18,8 +18,8 @@ from __future__ import annotations
 import orjson
 
 from think.agent import Think
-from think.protocol.codec import chunk_body
 from think.protocol.frames import ChatResponse
+from think.protocol.payloads import chunk_body
 from think.server.connection import Connection
 from think.stream.rebuild import message_chunks
 

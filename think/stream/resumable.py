@@ -34,7 +34,7 @@ from typing import Literal
 import orjson
 
 from think.messages import JSONObject
-from think.protocol.codec import chunk_body
+from think.protocol.payloads import chunk_body
 from think.storage import Database, migration
 from think.stream.fanout import ChunkEvent, TurnEvent, TurnFailed, TurnFinished, TurnStarted
 

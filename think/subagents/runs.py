@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import orjson
 
 from think.messages import JSONObject
-from think.protocol.codec import agent_tool_event
+from think.protocol.payloads import agent_tool_event
 from think.storage import Database, migration
 from think.stream.fanout import AgentToolEvent, TurnEvent
 

@@ -28,7 +28,6 @@ import anyio
 
 from think.errors import ConfigurationError
 from think.messages import JSONObject, Message
-from think.protocol.frames import ClientToolSchema
 from think.tools.tool import Tool, client_tool
 from think.turns.tool_results import mid_batch
 from think.turns.trust import ToolKinds, tool_kinds
@@ -36,6 +35,7 @@ from think.turns.turn import TurnRequest, TurnResult
 
 if TYPE_CHECKING:
     from think.agent import Think
+    from think.protocol.frames import ClientToolSchema
 
 log = logging.getLogger("think.turns")
 
