@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -291,3 +293,13 @@ async def test_an_openai_compatible_key_headers_and_query_reach_the_server(fake_
     [seen] = fake_llm.requests
     assert (seen.path, seen.query) == ("/v1/chat/completions", "api-version=7")
     assert (seen.headers["authorization"], seen.headers["x-route"]) == ("Bearer sk-local", "blue")
+
+
+def test_the_ollama_probe_loads_no_http_client_when_nothing_listens() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    code = ("import sys\nfrom think.models.registry import first_ollama_model\n"
+            f"assert first_ollama_model('http://127.0.0.1:{port}') is None\nprint('httpx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # `think serve` with no Ollama around does not pay for httpx

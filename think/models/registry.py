@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
 import orjson
 
 from think.errors import ConfigurationError
-from think.models.anthropic import AnthropicModel
 from think.models.base import Model
-from think.models.openai_compat import OpenAICompatibleModel
 
 ACCEPTED_FORMS = (
     '"openai:<model>" (OPENAI_API_KEY; OPENAI_BASE_URL overrides the endpoint)',
@@ -67,6 +66,9 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
         if isinstance(spec, Model):
             return spec
         raise ConfigurationError(f"expected a model id or a Model, got {type(spec).__name__}")
+    from think.models.anthropic import AnthropicModel  # they load httpx: only when a model is resolved
+    from think.models.openai_compat import OpenAICompatibleModel
+
     env = os.environ if env is None else env
     provider, sep, name = spec.strip().partition(":")
     if not sep or not provider or not name.strip():
@@ -176,9 +178,18 @@ def ollama_base_url(env: Mapping[str, str] | None = None) -> str:
 
 
 def first_ollama_model(base_url: str, *, timeout: float = 0.3) -> str | None:
-    """The first model a running Ollama lists (`GET /api/tags`), or None if none answers in time."""
+    """The first model a running Ollama lists (`GET /api/tags`), or None if none answers in time.
+
+    Nothing listening on the port (the usual case) is found out with one TCP connect, without
+    loading an HTTP client."""
+    started = time.monotonic()
+    if not _accepts_connections(base_url, timeout):
+        return None
+    import httpx
+
     try:
-        response = httpx.get(f"{base_url}/api/tags", timeout=timeout, trust_env=False)
+        left = max(0.05, timeout - (time.monotonic() - started))
+        response = httpx.get(f"{base_url}/api/tags", timeout=left, trust_env=False)
         if response.status_code != 200:
             return None
         models = orjson.loads(response.content).get("models") or []
@@ -189,6 +200,18 @@ def first_ollama_model(base_url: str, *, timeout: float = 0.3) -> str | None:
         if isinstance(name, str) and name:
             return name
     return None
+
+
+def _accepts_connections(base_url: str, timeout: float) -> bool:
+    parts = urlsplit(base_url)
+    if parts.hostname is None:
+        return False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 def detect_default_model_id(
