@@ -5,15 +5,20 @@
 Prints, as the median of `--runs` fresh interpreters each:
 * `import think` wall seconds measured inside the interpreter (its start-up excluded), and the
   cumulative figure `python -X importtime` reports for `think`;
+* `from think import Think` the same way (the agent and what a turn needs; `import think` alone
+  loads nothing until a name is used);
 * `think serve examples/assistant.py` seconds from spawning the process until `GET /` answers.
 
 Figures, not assertions (the machines are shared and noisy). The subprocesses inherit this
-environment, so `PYTHONPATH=.` measures the working tree's `think`.
+environment, so `PYTHONPATH=.` measures the working tree's `think` — except
+`PYTHONDONTWRITEBYTECODE`, which is dropped: an installed package has its bytecode cached, and
+compiling every module on each start would be measured otherwise (one warm-up run writes it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import statistics
 import subprocess
@@ -25,18 +30,20 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMED_IMPORT = "import time; t = time.perf_counter(); import think; print(time.perf_counter() - t)"
+TIMED = "import time; t = time.perf_counter(); {}; print(time.perf_counter() - t)"
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def import_seconds() -> float:
-    out = subprocess.run([sys.executable, "-c", TIMED_IMPORT], capture_output=True, text=True, check=True, cwd=ROOT)
+def import_seconds(statement: str = "import think") -> float:
+    out = subprocess.run([sys.executable, "-c", TIMED.format(statement)], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env=ENV)
     return float(out.stdout.strip())
 
 
 def importtime_seconds() -> float:
     """The cumulative microseconds `-X importtime` gives the `think` package itself."""
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import think"], capture_output=True,
-                         text=True, check=True, cwd=ROOT)
+                         text=True, check=True, cwd=ROOT, env=ENV)
     for line in out.stderr.splitlines():
         fields = [f.strip() for f in line.split("|")]
         if len(fields) == 3 and fields[2] == "think":
@@ -55,7 +62,7 @@ def serve_ready_seconds(data_dir: Path, deadline: float = 30.0) -> float:
     command = [sys.executable, "-c", "from think.cli import main; main()", "serve", "examples/assistant.py",
                "--port", str(port), "--data-dir", str(data_dir), "--no-ui"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     try:
         while time.perf_counter() - t0 < deadline:
             if proc.poll() is not None:
@@ -76,11 +83,15 @@ def serve_ready_seconds(data_dir: Path, deadline: float = 30.0) -> float:
 
 def main(runs: int) -> None:
     print(f"think start-up — python {sys.version.split()[0]}, median of {runs} fresh processes")
+    with tempfile.TemporaryDirectory(prefix="think-startup-") as tmp:
+        serve_ready_seconds(Path(tmp) / "warm-up")  # writes the bytecode caches
     imports = [import_seconds() for _ in range(runs)]
     print(f"  import think (in-process)     {statistics.median(imports):.3f} s   min {min(imports):.3f} s"
           "  (target ≤ 0.2 s)")
     cumulative = [importtime_seconds() for _ in range(runs)]
     print(f"  import think (-X importtime)  {statistics.median(cumulative):.3f} s   min {min(cumulative):.3f} s")
+    agent = [import_seconds("from think import Think") for _ in range(runs)]
+    print(f"  from think import Think       {statistics.median(agent):.3f} s   min {min(agent):.3f} s")
     with tempfile.TemporaryDirectory(prefix="think-startup-") as tmp:
         ready = [serve_ready_seconds(Path(tmp) / f"data-{i}") for i in range(runs)]
     print(f"  think serve ready             {statistics.median(ready):.3f} s   min {min(ready):.3f} s"
