@@ -13,12 +13,16 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
 from think.errors import ConfigurationError
 from think.models.base import Model
+
+if TYPE_CHECKING:
+    from think.models.openai_compat import OpenAICompatibleModel
 
 ACCEPTED_FORMS = (
     '"openai:<model>" (OPENAI_API_KEY; OPENAI_BASE_URL overrides the endpoint)',
@@ -110,6 +114,8 @@ def _openai_compatible(spec: str, name: str, env: Mapping[str, str]) -> OpenAICo
     `Name: value` per line; default THINK_OPENAI_COMPATIBLE_HEADERS). Other parameters stay on the
     request URL (e.g. Azure's `api-version`). A key is never read from the id itself: ids are
     logged and shown, so they must not hold secrets."""
+    from think.models.openai_compat import OpenAICompatibleModel
+
     base_url, hash_, model = name.rpartition("#")
     if not hash_ or not model or not base_url.startswith(("http://", "https://")):
         raise _bad_id(spec, "expected openai-compatible:<http(s) base_url>#<model>")
