@@ -87,8 +87,38 @@ def load_agent_classes(targets: tuple[str, ...]) -> list[type[Any]]:
     return classes
 
 
+VERSION_OF = ("python", "anyio", "starlette", "uvicorn", "websockets", "pydantic", "httpx", "orjson", "mcp",
+              "pydantic-monty", "opentelemetry-api", "genai-prices", "pydantic-ai-slim")
+"""The distributions `think --version` reports (those not installed are left out)."""
+
+
+def versions() -> list[str]:
+    """`think X.Y.Z` and one `name X.Y.Z` line per key dependency that is installed (read from the
+    installed metadata: nothing is imported)."""
+    from importlib import metadata
+
+    lines = [f"think, version {__version__}"]
+    for name in VERSION_OF:
+        if name == "python":
+            lines.append(f"  python {sys.version.split()[0]} ({sys.implementation.name})")
+            continue
+        try:
+            lines.append(f"  {name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            continue
+    return lines
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo("\n".join(versions()))
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", "-V", prog_name="think")
+@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the versions of think and its key dependencies, then exit.")
 def main() -> None:
     """Durable, streaming chat agents. Serve them, chat with them."""
 

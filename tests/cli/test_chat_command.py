@@ -8,6 +8,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,13 +47,21 @@ def sent(frames: list[str], kind: str) -> list[dict[str, object]]:
 # ---- the command's other entry points ---------------------------------------------------------------
 
 
-def test_version() -> None:
+def test_version_names_think_and_its_key_dependencies() -> None:
+    from importlib import metadata
+
     result = run_think("--version")
-    assert result.returncode == 0 and result.stdout.strip() == f"think, version {__version__}"
+    assert result.returncode == 0, result.stderr
+    first, *rest = result.stdout.strip().splitlines()
+    assert first == f"think, version {__version__}"
+    assert rest[0].strip().startswith(f"python {sys.version.split()[0]}")
+    shown = dict(line.split()[:2] for line in rest[1:])
+    for name in ("anyio", "starlette", "uvicorn", "pydantic", "httpx"):
+        assert shown[name] == metadata.version(name)
     installed = shutil.which("think")
     if installed is not None:  # the console script of the editable install
-        script = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=30, check=False)
-        assert script.stdout.strip() == f"think, version {__version__}"
+        script = subprocess.run([installed, "-V"], capture_output=True, text=True, timeout=30, check=False)
+        assert script.stdout.strip().splitlines()[0] == f"think, version {__version__}"
 
 
 def test_serve_help_still_works() -> None:
