@@ -215,6 +215,19 @@ class Dispatcher:
             return _Pause(PendingCall(str(ns), str(method), arguments))
         return _answer(await self.call(str(ns), str(method), function, arguments))
 
+    async def approved(self, pending: PendingCall, function: HostFunction) -> monty.ExternalResult:
+        """The answer to an approved call. Resumed again after a crash, the journal may already
+        have it (done: answered from there; in flight: its `rerun` policy decides)."""
+        recorded = self.journal.recorded(pending.namespace, pending.method, pending.args)
+        if recorded is not None and recorded.done:
+            return _answer(recorded)
+        if recorded is not None and not function.rerun:
+            entry = JournalEntry(recorded.seq, pending.namespace, pending.method, pending.args,
+                                 error=f"RuntimeError: {INTERRUPTED}")
+            self.journal.add(entry)
+            return _answer(entry)
+        return _answer(await self.call(pending.namespace, pending.method, function, pending.args))
+
     async def call(self, ns: str, method: str, function: HostFunction, arguments: dict[str, Any]) -> JournalEntry:
         """Run one host function for real and journal it (marked as running first)."""
         self.journal.start(ns, method, arguments)
@@ -297,9 +310,7 @@ class SandboxHost:
             if function is None:
                 return await restored.resume(_raise("AttributeError",
                                                     f"{pending.namespace}.{pending.method} is not available"))
-            entry = await Dispatcher(namespaces, self.limits, journal).call(
-                pending.namespace, pending.method, function, pending.args)
-            return await restored.resume(_answer(entry))
+            return await restored.resume(await Dispatcher(namespaces, self.limits, journal).approved(pending, function))
 
         return await self._drive(start, namespaces, journal, out, "")
 

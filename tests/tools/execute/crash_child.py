@@ -2,6 +2,8 @@
 
 `crash`: a turn whose code makes three host calls and then one that SIGKILLs this process.
 `pause`: a turn that pauses at a call needing approval, then SIGKILLs itself with the pause stored.
+`approve`: the same pause, approved in this process; the code goes on after the approved call and
+is killed in the next one (`die`).
 """
 
 from __future__ import annotations
@@ -30,16 +32,29 @@ a = tools.bump(n=1)
 r = tools.send_email(to="ada@example.com", body=str(a))
 {"bumped": a, "mail": r}
 """
+APPROVE_CODE = """
+a = tools.bump(n=1)
+r = tools.send_email(to="ada@example.com", body=str(a))
+b = tools.bump(n=2)
+try:
+    note = tools.die()
+except RuntimeError as e:
+    note = str(e)
+{"bumped": a + b, "mail": r, "note": note}
+"""
 
 
 async def main(data_dir: str, mode: str) -> None:
-    code = CRASH_CODE if mode == "crash" else PAUSE_CODE
+    code = {"crash": CRASH_CODE, "pause": PAUSE_CODE, "approve": APPROVE_CODE}[mode]
     CrashCoder.model = ScriptedModel([call("execute", code=code), "Waiting for approval."])
     async with open_agent(CrashCoder, "c", data_dir=data_dir) as agent:
         await agent.save_messages(["go"])
         if mode == "pause":
             assert agent.pending_executions(), "the execution did not pause"
             os.kill(os.getpid(), signal.SIGKILL)
+        if mode == "approve":
+            [pending] = agent.pending_executions()
+            await agent.approve_execution(pending["execution_id"])  # `die` kills the process in there
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+
 from tests.tools.execute.agents import CrashCoder
 from tests.tools.execute.test_execute import execute_parts
 from think import open_agent
@@ -18,7 +20,7 @@ from think.testing.models import ScriptedModel
 
 def run_child(data_dir: Path, counter: Path, mode: str) -> None:
     """Run the child to its SIGKILL (the crash mode's `die` tool kills it while `.armed` exists)."""
-    if mode == "crash":
+    if mode in ("crash", "approve"):
         Path(f"{counter}.armed").touch()
     env = {**os.environ, "THINK_TEST_COUNTER": str(counter)}
     done = subprocess.run([sys.executable, "-m", "tests.tools.execute.crash_child", str(data_dir), mode],
@@ -75,5 +77,34 @@ async def test_a_paused_execution_survives_a_sigkill_and_is_approved_after_the_r
             assert agent.messages[-1].parts[-1].text == "Mail sent after the restart."  # type: ignore[union-attr]
             assert (await agent.approve_execution(pending["execution_id"]))["status"] == "error"
             assert lines(counter) == ["bump:1", "email:ada@example.com"]
+    finally:
+        del os.environ["THINK_TEST_COUNTER"]
+
+
+async def test_an_approved_execution_killed_while_it_continues_is_finished_after_the_restart(
+        data_dir: Path, tmp_path: Path) -> None:
+    counter = tmp_path / "effects.txt"
+    run_child(data_dir, counter, "approve")
+    assert lines(counter) == ["bump:1", "email:ada@example.com", "bump:2", "die"]
+
+    os.environ["THINK_TEST_COUNTER"] = str(counter)
+    try:
+        CrashCoder.model = ScriptedModel(["Done after the restart."])
+        async with open_agent(CrashCoder, "c", data_dir=data_dir) as agent:
+            async def finished() -> bool:
+                return agent.executions(limit=1)[0]["status"] == "completed"
+
+            with anyio.fail_after(30):
+                while not await finished():  # noqa: ASYNC110  (a condition in the database)
+                    await anyio.sleep(0.02)  # the start continues it in the background
+            assert await agent.wait_until_stable(timeout=30)
+            [run] = agent.executions(limit=1)
+            assert run["value"] == {"bumped": 30, "mail": "sent to ada@example.com", "note": INTERRUPTED}
+            # nothing that had completed ran again: one mail, each bump once, `die` not repeated
+            assert lines(counter) == ["bump:1", "email:ada@example.com", "bump:2", "die"]
+            [part] = execute_parts(agent.messages)
+            assert part.output["value"] == run["value"]
+            assert agent.messages[-1].parts[-1].text == "Done after the restart."  # type: ignore[union-attr]
+            assert agent.pending_executions() == []
     finally:
         del os.environ["THINK_TEST_COUNTER"]

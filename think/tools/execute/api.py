@@ -8,10 +8,16 @@ a connected client — lets the model act on it.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import logging
 from typing import Any
 
 from think.runtime.rpc import callable as rpc_callable
 from think.tools.execute.runtime import DEFAULT_PAUSED_TTL, ExecuteRuntime
+
+log = logging.getLogger("think.execute")
+_tasks: set[asyncio.Task[None]] = set()
 
 
 class ExecutionAPI:
@@ -26,6 +32,26 @@ class ExecutionAPI:
 
     def _wire_execute_runtime(self, runtime: ExecuteRuntime) -> None:
         runtime.on_outcome = self._apply_execution_outcome
+
+    def _resume_interrupted_executions(self) -> None:
+        """At start: continue approved executions the last process did not finish (in the
+        background; the start does not wait for their tool calls)."""
+        db = self.db  # type: ignore[attr-defined]
+        if not db.value("SELECT 1 FROM think_executions WHERE status = 'resuming' LIMIT 1"):
+            return
+        runtime = self._execute()
+        if runtime is None:
+            return
+
+        async def run() -> None:
+            try:
+                await runtime.resume_interrupted()
+            except Exception:
+                log.exception("could not continue the approved executions of a dead process")
+
+        task = asyncio.get_running_loop().create_task(run(), context=contextvars.Context())
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
 
     async def _apply_execution_outcome(self, tool_call_id: str | None, result: dict[str, Any]) -> None:
         if not tool_call_id:

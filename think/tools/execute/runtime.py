@@ -32,6 +32,8 @@ DEFAULT_PAUSED_TTL = 24 * 3600.0
 """Seconds after which `expire_paused()` reclaims a paused execution by default."""
 PENDING_INPUT_CHARS = 2_000
 _FINAL = frozenset({"completed", "error", "rejected", "expired"})
+_RERUN = frozenset({"running", "cancelled"})
+"""An execution the process died in, or whose turn was cancelled: run again with its journal."""
 
 
 class ExecuteRuntime:
@@ -45,6 +47,8 @@ class ExecuteRuntime:
         self.workspace = workspace
         self.providers = providers
         self.agent = agent
+        self._active: set[str] = set()
+        """Executions being continued in this process."""
         self.on_outcome: Callable[[str | None, dict[str, Any]], Any] | None = None
         """Called with (tool_call_id, result) when an approved or rejected execution ends."""
 
@@ -72,9 +76,9 @@ class ExecuteRuntime:
                   ) -> dict[str, Any]:
         """Run `code` (or re-run the interrupted execution of `tool_call_id` against its journal)."""
         record = self.store.for_call(tool_call_id) if tool_call_id else None
-        if record is not None and record.status in _FINAL | {"paused"}:
+        if record is not None and record.status not in _RERUN:
             return result_of(record, self.store.journal(record.id))  # already settled: the same answer
-        if record is not None:  # `running`: the process died during it
+        if record is not None:  # the process died during it, or its turn was cancelled
             execution_id, code = record.id, record.code
             replay = self.store.journal(execution_id)
             log.info("re-running execution %s against its journal of %d calls", execution_id, len(replay))
@@ -83,7 +87,11 @@ class ExecuteRuntime:
             self.store.create(execution_id, code, tool_call_id)
         journal = self._journal(execution_id, replay)
         spaces, _ = self.namespaces(execution_id)
-        outcome = await self.host.run(code, spaces, journal=journal, seed=execution_id, inputs=inputs)
+        try:
+            outcome = await self.host.run(code, spaces, journal=journal, seed=execution_id, inputs=inputs)
+        except BaseException:  # cancelled with its turn (a recovery may still run the call again)
+            self.store.finish(execution_id, "cancelled", error="CancelledError: the turn was cancelled")
+            raise
         return self._settle(execution_id, outcome)
 
     def _journal(self, execution_id: str, replay: list[JournalEntry]) -> Journal:
@@ -96,7 +104,7 @@ class ExecuteRuntime:
         pending = None
         if outcome.pending is not None:
             pending = {"namespace": outcome.pending.namespace, "method": outcome.pending.method,
-                       "args": outcome.pending.args}
+                       "args": outcome.pending.args, "seq": len(outcome.journal)}
         self.store.finish(execution_id, outcome.status, value=outcome.value, error=outcome.error,
                           stdout=outcome.stdout, ms=outcome.ms, pending=pending, snapshot=outcome.snapshot)
         record = self.store.get(execution_id)
@@ -112,18 +120,43 @@ class ExecuteRuntime:
 
     async def approve(self, execution_id: str) -> dict[str, Any]:
         """Run the pending call and continue the code from its snapshot. Once only: an execution
-        that is not paused (approved, rejected, expired, unknown) gives `status: "error"`."""
-        if not self.store.claim(execution_id, "running"):
+        that is not paused (approved, rejected, expired, unknown) gives `status: "error"`.
+
+        The execution is `resuming` until it ends; if the process dies meanwhile, the next start
+        continues it (`resume_interrupted`): the approval stands, and what completed is replayed."""
+        if not self.store.claim(execution_id, "resuming"):
             return self._not_pending(execution_id)
+        return await self._continue(execution_id)
+
+    async def _continue(self, execution_id: str) -> dict[str, Any]:
         record = self.store.get(execution_id)
         assert record is not None and record.snapshot is not None and record.pending is not None
-        done = self.store.journal(execution_id)
-        journal = self._journal(execution_id, done)
-        journal.entries = list(done)  # these are behind the snapshot: nothing to replay
-        spaces, _ = self.namespaces(execution_id)
-        pending = PendingCall(record.pending["namespace"], record.pending["method"], record.pending["args"])
-        outcome = await self.host.resume(record.snapshot, spaces, "approved", journal=journal, pending=pending)
-        return await self._resolved(record, self._settle(execution_id, outcome))
+        self._active.add(execution_id)
+        try:
+            entries = self.store.journal(execution_id)
+            journal = self._journal(execution_id, entries)
+            # Calls before the pause are behind the snapshot; later ones (a crash after approval)
+            # are replayed from the journal as the code reaches them again.
+            journal.entries = entries[: int(record.pending.get("seq", len(entries)))]
+            spaces, _ = self.namespaces(execution_id)
+            pending = PendingCall(record.pending["namespace"], record.pending["method"], record.pending["args"])
+            outcome = await self.host.resume(record.snapshot, spaces, "approved", journal=journal, pending=pending)
+            result = self._settle(execution_id, outcome)
+        finally:
+            self._active.discard(execution_id)
+        return await self._resolved(record, result)
+
+    def interrupted(self) -> list[str]:
+        """Approved executions a dead process was continuing (none of them runs here)."""
+        return [r.id for r in self.store.with_status("resuming") if r.id not in self._active]
+
+    async def resume_interrupted(self) -> list[dict[str, Any]]:
+        """Continue every approved execution a dead process left `resuming`."""
+        results = []
+        for execution_id in self.interrupted():
+            log.info("continuing approved execution %s after a restart", execution_id)
+            results.append(await self._continue(execution_id))
+        return results
 
     async def reject(self, execution_id: str, reason: str | None = None) -> dict[str, Any]:
         """End a paused execution without running its pending call."""
