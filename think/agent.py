@@ -283,12 +283,12 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     async def _framework_start(self) -> None:
         await super()._framework_start()
         self.sessions.configure(self.session)
+        self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
         await recover_interrupted_streams(self)  # a turn the last process did not finish
         await self.recovery.start()  # …is retried or continued, within its budget
         self._resume_interrupted_executions()  # an approved execution the last process was running
         self.scheduled_tasks.reconcile()
         self.submissions.start()  # recover what a dead process left running, drain what waits
-        self.mcp.restore()  # stored MCP servers connect in the background
 
     async def _hibernate(self) -> None:
         await self.mcp.stop()

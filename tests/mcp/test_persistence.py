@@ -3,6 +3,8 @@ new `think serve` process), reconnected in the background; a dead one never stal
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -180,4 +182,35 @@ async def test_a_server_that_hangs_on_initialize_fails_after_the_connect_timeout
             tasks.cancel_scope.cancel()
     finally:
         await listener.aclose()
+        await runtime.close()
+
+
+async def test_a_call_cut_off_by_a_kill_is_settled_by_recovery_after_the_restart(
+        data_dir: Path, demo_server: DemoServer) -> None:
+    from tests.mcp.conftest import ROOT, env
+    from tests.mcp.crash_agent import Crashing
+    from think.context.convert import INTERRUPTED_TOOL_TEXT
+
+    process = subprocess.Popen([sys.executable, "-m", "tests.mcp.crash_agent", str(data_dir), demo_server.url],  # noqa: ASYNC220
+                               cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(60):
+            line = await anyio.to_thread.run_sync(process.stdout.readline)
+        assert line.strip() == b"CALLING"
+    finally:
+        process.kill()  # SIGKILL in the middle of the MCP call
+        process.wait(timeout=10)
+
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Crashing, "crash") as agent:
+            with anyio.fail_after(60):
+                await agent.wait_until_stable()
+            part = next(p for m in agent.messages for p in m.tool_parts)
+            assert part.name == "demo_slow"
+            assert (part.state, part.error_text) == ("output-error", INTERRUPTED_TOOL_TEXT), part
+            assert agent.messages[-1].text == "Done."
+            assert [s["name"] for s in agent.mcp_servers()] == ["demo"]
+    finally:
         await runtime.close()

@@ -59,6 +59,7 @@ class MCPClients:
         self.connections: dict[str, MCPConnection] = {}
         self._listeners: list[Callable[[], None]] = []
         self._tools: dict[str, Tool] | None = None
+        self._offline: dict[str, Tool] | None = None
 
     # ---- listeners ---------------------------------------------------------------------------------
 
@@ -67,8 +68,11 @@ class MCPClients:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def _changed(self, _connection: MCPConnection | None = None) -> None:
-        self._tools = None
+    def _changed(self, connection: MCPConnection | None = None) -> None:
+        self._tools = self._offline = None
+        if connection is not None and connection.state == "ready" and connection.spec.id in self.connections:
+            self.store.cache_tools(connection.spec.id, [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                                                        for t in connection.tools])
         for listener in tuple(self._listeners):
             try:
                 listener()
@@ -144,7 +148,7 @@ class MCPClients:
         connections, self.connections = list(self.connections.values()), {}
         for connection in connections:
             await connection.stop()
-        self._tools = None
+        self._tools = self._offline = None
 
     async def wait_for_connections(self, timeout: float | None) -> None:  # noqa: ASYNC109
         """Until no server is `connecting` or `discovering` (at most `timeout` seconds)."""
@@ -168,20 +172,40 @@ class MCPClients:
 
     # ---- tools, prompts, resources -----------------------------------------------------------------
 
-    def tools(self) -> dict[str, Tool]:
-        """The tools of every ready server, by their merged names (rebuilt after a change)."""
-        if self._tools is None:
-            from think.mcp.tools import as_tool, tool_name
+    def tools(self, *, offline: bool = False) -> dict[str, Tool]:
+        """The tools of every ready server, by their merged names (rebuilt after a change).
 
-            tools: dict[str, Tool] = {}
-            for connection in self.connections.values():
-                if connection.state != "ready":
-                    continue
-                for mcp_tool in connection.tools:
-                    name = tool_name(connection.spec.name, mcp_tool.name, tools)
-                    tools[name] = as_tool(connection.spec.name, mcp_tool, name, self._caller(connection))
-            self._tools = tools
-        return dict(self._tools)
+        `offline=True` adds the last known tools of servers that are not ready (a call of one
+        is a tool error saying so): what crash recovery and the trust checks need to know a
+        cut-off call of such a tool as a server tool's call, never a client's."""
+        if self._tools is None:
+            self._tools = self._build(lambda c: c.tools if c.state == "ready" else [])
+        if not offline:
+            return dict(self._tools)
+        if self._offline is None:
+            self._offline = self._build(lambda c: c.tools if c.state == "ready" else self._cached(c.spec.id))
+        return dict(self._offline)
+
+    def _build(self, listed: Callable[[MCPConnection], Sequence[Any]]) -> dict[str, Tool]:
+        from think.mcp.tools import as_tool, tool_name
+
+        tools: dict[str, Tool] = {}
+        for connection in self.connections.values():
+            for mcp_tool in listed(connection):
+                name = tool_name(connection.spec.name, mcp_tool.name, tools)
+                tools[name] = as_tool(connection.spec.name, mcp_tool, name, self._caller(connection))
+        return tools
+
+    def _cached(self, server_id: str) -> list[Any]:
+        from mcp.types import Tool as MCPTool
+
+        out: list[Any] = []
+        for raw in self.store.cached_tools(server_id):
+            try:
+                out.append(MCPTool.model_validate(raw))
+            except ValueError:
+                continue
+        return out
 
     def _caller(self, connection: MCPConnection) -> Callable[[str, dict[str, Any]], Any]:
         def call(name: str, arguments: dict[str, Any]) -> Any:
@@ -230,5 +254,5 @@ class MCPClients:
                 "capabilities": connection.capabilities if connection and connection.state == "ready" else None,
             }
         tools = [{**t.model_dump(mode="json", by_alias=True, exclude_none=True), "serverId": sid}
-                 for sid, c in self.connections.items() for t in c.tools]
+                 for sid, c in self.connections.items() if c.state == "ready" for t in c.tools]
         return {"prompts": self.prompts(), "resources": self.resources(), "servers": servers, "tools": tools}

@@ -1,8 +1,10 @@
 """The agent's MCP servers as rows of its own SQLite database (`think_mcp_servers`).
 
 A row is what `add_mcp_server` was given: how to reach the server (a URL and transport with
-headers, or a command line for stdio). Connection state is never stored; it is rebuilt by
-connecting again when the agent starts. Headers are kept as given (they often carry a token):
+headers, or a command line for stdio), and the tools it listed when it was last ready (so a
+call of one of them, cut off by a crash, is known as a server tool's call before the server is
+connected again). Connection state is never stored; it is rebuilt by connecting again when the
+agent starts. Headers are kept as given (they often carry a token):
 they stay in the agent's database and are never sent to clients.
 """
 
@@ -38,7 +40,12 @@ def _m001(conn: sqlite3.Connection) -> None:
         )""")
 
 
-MIGRATIONS = [_m001]
+@migration("think.mcp.002_tool_cache")
+def _m002(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE think_mcp_servers ADD COLUMN tools BLOB")  # JSON: the last tools/list
+
+
+MIGRATIONS = [_m001, _m002]
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,14 @@ class ServerStore:
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spec.id, spec.name, spec.transport,
                     spec.url, _json(spec.headers or None), spec.command, _json(list(spec.args) or None),
                     _json(spec.env), spec.cwd, time.time())
+
+    def cached_tools(self, server_id: str) -> list[dict[str, object]]:
+        """The tools the server listed when it was last ready (as the SDK dumps them)."""
+        raw = self.db.value("SELECT tools FROM think_mcp_servers WHERE id = ?", server_id)
+        return list(orjson.loads(raw)) if raw else []
+
+    def cache_tools(self, server_id: str, tools: list[dict[str, object]]) -> None:
+        self.db.sql("UPDATE think_mcp_servers SET tools = ? WHERE id = ?", orjson.dumps(tools), server_id)
 
     def remove(self, server_id: str) -> bool:
         found = self.db.value("SELECT 1 FROM think_mcp_servers WHERE id = ?", server_id) is not None

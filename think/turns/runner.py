@@ -239,7 +239,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
     await agent._wait_for_mcp()  # `wait_for_mcp_connections`: servers still connecting
     # Later sources win a name: workspace and get_tools(), context blocks, skills, MCP, client tools;
     # but a client tool never replaces a server tool (think.turns.trust).
-    tools = agent_tools(agent, session)
+    tools = agent_tools(agent, session, for_model=True)
     for name in merge_client_tools(tools, turn.client_tools):
         log.warning("turn %s: client tool %r is a server tool of this agent; the server's tool is used",
                     turn.request_id, name)
