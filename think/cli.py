@@ -138,8 +138,11 @@ def main() -> None:
 @click.option("--access-log/--no-access-log", default=False, show_default=True,
               help="Log every HTTP request and WebSocket upgrade.")
 @click.option("--debug", is_flag=True, help="Show the traceback of a configuration error.")
+@click.option("--reload", is_flag=True,
+              help="Development: restart the server when a Python file in the working directory "
+                   "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
-          log_level: str, log_format: str, access_log: bool, debug: bool) -> None:
+          log_level: str, log_format: str, access_log: bool, debug: bool, reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -156,11 +159,15 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     configure_logging(log_level, "json" if log_format.lower() == "json" else "text", access_log=access_log)
     console = Console(stderr=True)
     try:
-        shared_runtime(data_dir).claim()  # one process per data directory: this one holds it for its whole life
+        runtime = shared_runtime(data_dir)
+        runtime.claim()  # one process per data directory: this one holds it for its whole life
         classes = load_agent_classes(targets)
         with console.status("Starting: resolving the model…"):
             model_label = _model_label(classes)
-        app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp)
+        if reload:
+            runtime.release()  # checked free; each reloading worker claims it in turn
+        else:
+            app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp)
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
     except Exception as exc:
         if explain(exc) is None:
@@ -175,13 +182,45 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
     if ui:
         lines.append(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
+    if reload:
+        lines.append("  reloading on changes to the Python files under "
+                     + ", ".join(_watched(targets)))
     _announce(console, lines, json=log_format.lower() == "json")
+    if reload:
+        _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp,
+                         log_level=log_level, log_format=log_format, access_log=access_log)
+        return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
                             ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     if not server.started:
         sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
+
+
+def _watched(targets: tuple[str, ...]) -> list[str]:
+    from think.serve_reload import watched_dirs
+
+    return watched_dirs(list(targets))
+
+
+def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str, port: int, data_dir: str | None,
+                     ui: bool, mcp: bool, log_level: str, log_format: str, access_log: bool) -> None:
+    """Run uvicorn's change-reload supervisor over `sock`; workers build the app in
+    `think.serve_reload.app` from the options passed in the environment."""
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import ChangeReload
+
+    from think.serve_reload import ENV, ServeOptions
+
+    os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log).to_env()
+    config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
+                            log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
+                            reload_dirs=_watched(targets))
+    server = uvicorn.Server(config)
+    ChangeReload(config, target=server.run, sockets=[sock]).run()
 
 
 def _listen(host: str, port: int) -> socket.socket:
