@@ -217,8 +217,19 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
           state: "output-error",
           errorText: "This tool runs in the browser, and the think web UI does not provide it.",
         }),
+      resolveExecution: async (executionId: string, approved: boolean) => {
+        try {
+          const result = await agent.call<{ status?: string; error?: string }>(
+            approved ? "approve_execution" : "reject_execution",
+            [executionId],
+          );
+          return result && result.status === "error" ? (result.error ?? "The agent refused.") : null;
+        } catch (e) {
+          return e instanceof Error ? e.message : String(e);
+        }
+      },
     }),
-    [addToolApprovalResponse, addToolOutput],
+    [addToolApprovalResponse, addToolOutput, agent],
   );
 
   // --- scrolling: follow the stream while the reader is at the bottom -----------------------

@@ -21,7 +21,26 @@ export type ToolActions = {
   respond: (part: ToolPart, approved: boolean) => void;
   /** Tell the agent this page cannot run a browser-side tool (sends an error result). */
   decline: (part: ToolPart) => void;
+  /** Approve or reject a paused `execute` run (RPC `approve_execution` / `reject_execution`);
+   * resolves to an error text when the agent refused (already resolved, say). */
+  resolveExecution: (executionId: string, approved: boolean) => Promise<string | null>;
 };
+
+/** A code execution paused at a call that needs approval: `{status: "paused", execution_id, pending}`. */
+export type PausedExecution = { executionId: string; tool: string; input: unknown; description: string };
+
+export function pausedExecution(part: ToolPart): PausedExecution | null {
+  if (part.state !== "output-available" || part.preliminary) return null;
+  const output = part.output as { status?: unknown; execution_id?: unknown; pending?: unknown } | null;
+  if (!output || output.status !== "paused" || typeof output.execution_id !== "string") return null;
+  const pending = (output.pending ?? {}) as { tool?: unknown; input?: unknown; description?: unknown };
+  return {
+    executionId: output.execution_id,
+    tool: typeof pending.tool === "string" ? pending.tool : "a tool",
+    input: pending.input,
+    description: typeof pending.description === "string" ? pending.description : "",
+  };
+}
 
 type Status = { label: string; tone: "busy" | "ok" | "warn" | "error" | "muted" };
 
@@ -47,6 +66,7 @@ function toolStatus(part: ToolPart, { busy, offline, pageRuns, recovering }: Cal
           : { label: "approved", tone: "ok" }
         : { label: "denied", tone: "muted" };
     case "output-available":
+      if (pausedExecution(part)) return { label: "needs approval", tone: "warn" };
       return part.preliminary ? { label: "running", tone: "busy" } : { label: "done", tone: "ok" };
     case "output-error":
       return { label: "error", tone: "error" };
@@ -104,7 +124,12 @@ function asksThePage(part: ToolPart, { busy, offline, pageRuns }: CallContext): 
 
 /** Cards that need the reader open themselves; the rest stay one line until clicked. */
 function needsAttention(part: ToolPart, context: CallContext): boolean {
-  return part.state === "approval-requested" || part.state === "output-error" || asksThePage(part, context);
+  return (
+    part.state === "approval-requested" ||
+    part.state === "output-error" ||
+    asksThePage(part, context) ||
+    pausedExecution(part) !== null
+  );
 }
 
 export const ToolCall = memo(function ToolCall({
@@ -127,6 +152,8 @@ export const ToolCall = memo(function ToolCall({
   const open = chosen ?? needsAttention(part, context);
   const [answered, setAnswered] = useState(false);
   useEffect(() => setAnswered(false), [part.state]);
+  const paused = pausedExecution(part);
+  const [refused, setRefused] = useState<string | null>(null);
 
   const input = part.input;
   const hasInput = input !== undefined && !(typeof input === "object" && input && Object.keys(input).length === 0);
@@ -221,6 +248,37 @@ export const ToolCall = memo(function ToolCall({
             >
               Approve
             </button>
+          </div>
+        </div>
+      ) : null}
+      {paused ? (
+        <div className="tool-approval" role="group" aria-label={`Approve ${paused.tool}?`}>
+          <p>
+            The code is paused: <strong>{paused.tool}</strong> needs your approval to run
+            {paused.description ? ` (${paused.description})` : ""}.
+          </p>
+          {paused.input !== undefined ? <pre className="tool-value">{formatValue(paused.input)}</pre> : null}
+          {refused ? <p className="tool-note">{refused}</p> : null}
+          <div className="tool-approval-buttons">
+            {([false, true] as const).map((approved) => (
+              <button
+                key={String(approved)}
+                type="button"
+                className={`btn ${approved ? "btn-primary" : "btn-secondary"}`}
+                disabled={context.offline || answered}
+                onClick={() => {
+                  setAnswered(true);
+                  void actions.resolveExecution(paused.executionId, approved).then((error) => {
+                    if (error) {
+                      setRefused(error);
+                      setAnswered(false);
+                    }
+                  });
+                }}
+              >
+                {approved ? "Approve" : "Deny"}
+              </button>
+            ))}
           </div>
         </div>
       ) : null}

@@ -92,7 +92,7 @@ class ExecuteRuntime:
         except BaseException:  # cancelled with its turn (a recovery may still run the call again)
             self.store.finish(execution_id, "cancelled", error="CancelledError: the turn was cancelled")
             raise
-        return self._settle(execution_id, outcome)
+        return self._settle(execution_id, outcome, spaces)
 
     def _journal(self, execution_id: str, replay: list[JournalEntry]) -> Journal:
         def write(entry: JournalEntry) -> None:
@@ -100,11 +100,13 @@ class ExecuteRuntime:
 
         return Journal(replay, on_entry=write, on_start=write)
 
-    def _settle(self, execution_id: str, outcome: RunOutcome) -> dict[str, Any]:
+    def _settle(self, execution_id: str, outcome: RunOutcome, spaces: Namespaces) -> dict[str, Any]:
         pending = None
         if outcome.pending is not None:
+            function = spaces.get(outcome.pending.namespace, {}).get(outcome.pending.method)
             pending = {"namespace": outcome.pending.namespace, "method": outcome.pending.method,
-                       "args": outcome.pending.args, "seq": len(outcome.journal)}
+                       "args": outcome.pending.args, "seq": len(outcome.journal),
+                       "description": function.description if function is not None else ""}
         self.store.finish(execution_id, outcome.status, value=outcome.value, error=outcome.error,
                           stdout=outcome.stdout, ms=outcome.ms, pending=pending, snapshot=outcome.snapshot)
         record = self.store.get(execution_id)
@@ -141,7 +143,7 @@ class ExecuteRuntime:
             spaces, _ = self.namespaces(execution_id)
             pending = PendingCall(record.pending["namespace"], record.pending["method"], record.pending["args"])
             outcome = await self.host.resume(record.snapshot, spaces, "approved", journal=journal, pending=pending)
-            result = self._settle(execution_id, outcome)
+            result = self._settle(execution_id, outcome, spaces)
         finally:
             self._active.discard(execution_id)
         return await self._resolved(record, result)
@@ -245,8 +247,7 @@ def result_of(record: ExecutionRecord, journal: list[JournalEntry]) -> dict[str,
     if record.status == "paused" and record.pending is not None:
         return {"status": "paused", "ok": False, **base, "pending": {
             "tool": _qualified(record.pending), "input": _cut(record.pending.get("args") or {}),
-            "description": f"{_qualified(record.pending)} needs a person's approval; the execution "
-                           "continues when it is approved"}}
+            "description": record.pending.get("description") or f"{_qualified(record.pending)} needs approval"}}
     if record.status == "completed":
         return {"status": "completed", "ok": True, "value": record.value, **base}
     return {"status": record.status, "ok": False, "value": None, **base, "error": record.error or record.status}
