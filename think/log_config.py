@@ -2,7 +2,8 @@
 
 think logs with the standard `logging` module, on loggers under `think` (`think.turns`: one line
 per turn; `think.models`: failed provider calls; `think.loop`: retries; `think.recovery`;
-`think.scheduling`; `think.protocol`: refused client frames; `think.server`, …). An app that
+`think.scheduling`; `think.protocol`: refused client frames; `think.fetch`: one line per fetch
+tool call; `think.server`, …). An app that
 serves agents itself configures them as it likes. `think serve` calls `configure_logging` once:
 one handler on the root logger, writing to stderr as text or as one JSON object per line; `think`
 loggers at the chosen level, everything else (uvicorn, httpx) at WARNING unless the level is
