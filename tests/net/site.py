@@ -41,12 +41,14 @@ class Site:
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     port: int = 0
 
+    scheme: str = "http"
+
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def paths(self) -> list[str]:
         return [path for path, _ in self.requests]
@@ -131,14 +133,16 @@ class Site:
 
 
 @contextmanager
-def serve_site() -> Iterator[Site]:
-    """The site, served from a background thread until the block ends."""
-    site = Site()
+def serve_site(*, certfile: str | None = None, keyfile: str | None = None) -> Iterator[Site]:
+    """The site, served from a background thread until the block ends (over TLS with a
+    certificate and key file)."""
+    site = Site(scheme="https" if certfile else "http")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     site.port = sock.getsockname()[1]
-    config = uvicorn.Config(site.app(), loop="asyncio", http="h11", lifespan="off", log_level="warning")
+    config = uvicorn.Config(site.app(), loop="asyncio", http="h11", lifespan="off", log_level="warning",
+                            ssl_certfile=certfile, ssl_keyfile=keyfile)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -77,3 +77,28 @@ async def test_cancellation_propagates_and_is_reported(site: Site) -> None:
         tg.cancel_scope.cancel()
     assert cancelled
     assert [(e["ok"], e.get("code")) for e in events] == [(False, "aborted")]
+
+
+async def test_the_json_log_line_carries_the_fields(site: Site) -> None:
+    import io
+
+    import orjson
+
+    from think.log_config import configure_logging
+
+    stream = io.StringIO()
+    loggers = [logging.getLogger(name) for name in ("", "think", "uvicorn", "uvicorn.error", "uvicorn.asgi",
+                                                    "uvicorn.access")]
+    levels = [logger.level for logger in loggers]
+    handler = configure_logging("info", "json", stream=stream)
+    try:
+        await call(public_tools(site), "fetch_url", url=at(site, "/page.html?token=secret"))
+    finally:
+        logging.getLogger().removeHandler(handler)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+    [line] = [orjson.loads(x) for x in stream.getvalue().splitlines() if '"think.fetch"' in x]
+    assert {k: line[k] for k in ("level", "logger", "tool", "ok", "status", "response", "truncated")} == {
+        "level": "info", "logger": "think.fetch", "tool": "fetch_url", "ok": True, "status": 200,
+        "response": "text", "truncated": False}
+    assert line["requested_url"] == at(site, "/page.html") + "?…" and "secret" not in stream.getvalue()
