@@ -331,3 +331,25 @@ def test_outcome_of_a_done_frame() -> None:
 def test_values_that_cannot_be_sent_raise_type_error() -> None:
     with pytest.raises(TypeError):
         encode_frame(RpcResponse(id="1", success=True, result=object()))
+
+
+def test_a_long_chat_request_is_parsed_with_at_most_one_garbage_collection() -> None:
+    import gc
+
+    messages = [{"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": f"message {i}"}]}
+                for i in range(2_000)]
+    body = orjson.dumps({"messages": messages, "trigger": "submit-message"}).decode()
+    text = orjson.dumps({"type": "cf_agent_use_chat_request", "id": "r", "init": {"method": "POST", "body": body}})
+    started: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        frame = parse_frame(text)
+    finally:
+        gc.callbacks.remove(count)
+    assert isinstance(frame, ChatRequest) and len(frame.messages) == 2_000
+    assert len(started) <= 1 and gc.isenabled(), started  # once, after: not over and over

@@ -97,3 +97,22 @@ async def test_an_agent_with_a_huge_transcript_keeps_a_bounded_window(data_dir: 
         seen = agent.model.requests[-1].messages
         assert len(seen) <= len(window) + 1 and len(seen) >= len(window) - 1
         assert agent.session.count_rows() == 52
+
+
+def test_loading_a_long_history_runs_the_garbage_collector_at_most_once(db: Database) -> None:
+    import gc
+
+    fill(Session(db), 3_000, size=20)
+    started: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        history = Session(db).history()  # ~30,000 objects: unpaused, the collector runs dozens of times
+    finally:
+        gc.callbacks.remove(count)
+    assert len(history) == 3_000 and len(started) <= 1, started  # once, after: not over and over
+    assert gc.isenabled()

@@ -82,3 +82,23 @@ def test_search_across_sessions_names_the_session(sessions: Sessions) -> None:
     assert {h.session_id for h in sessions.search("report")} == {work.id, home.id}
     assert [h.id for h in work.search("report")] == ["w1"]
     assert [h.id for h in Session(sessions.db, home.id).search("report")] == ["h1"]
+
+
+@pytest.mark.parametrize("across", [False, True])
+def test_a_query_matching_more_than_can_be_ranked_is_ranked_among_its_newest_matches(
+        sessions: Sessions, monkeypatch: pytest.MonkeyPatch, across: bool) -> None:
+    from think.sessions import search
+
+    monkeypatch.setattr(search, "RANKED_CANDIDATES", 5)
+    session = sessions.root
+    other = sessions.create("other")
+    session.add_messages([say("best", "harbour harbour harbour")])  # the best match, and the oldest
+    for i in range(8):
+        session.add_messages([say(f"s{i}", f"the harbour was calm on day {i} while the gulls circled overhead")])
+        other.add_messages([say(f"o{i}", f"the harbour on day {i}")])
+    found = {h.id for h in (search.search_messages(sessions.db, "harbour", session_id=None, limit=10) if across
+                            else session.search("harbour", limit=10))}
+    newest = {"s3", "s4", "s5", "s6", "s7"} if not across else {"o5", "s6", "o6", "s7", "o7"}
+    assert found == newest  # five matches ranked, the newest five (of this session, or of all)
+    monkeypatch.setattr(search, "RANKED_CANDIDATES", 100)
+    assert session.search("harbour", limit=1)[0].id == "best"  # all matches ranked: the best one wins

@@ -19,7 +19,6 @@ Server frames are encoded with orjson, in the key order the current TypeScript s
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Annotated, Any, Literal
@@ -28,6 +27,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
+from think._gc import paused_collector
 from think.errors import ProtocolError
 from think.messages import JSONObject
 from think.protocol.frames import (
@@ -283,15 +283,8 @@ LARGE_FRAME = 16 * 1024
 def _loads(text: str | bytes) -> Any:
     if len(text) < LARGE_FRAME:
         return orjson.loads(text)
-    # A long transcript parses into ~10 objects a message; the collector would run over and over
-    # while they are created (none of them can be garbage yet), which triples the parse time.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_collector():  # a long transcript parses into ~10 objects a message
         return orjson.loads(text)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def load_object(text: str | bytes) -> JSONObject:

@@ -3,6 +3,11 @@
 Every message of every branch is searchable, compacted ones included: compaction changes what the
 model sees, never what is stored. Query words are quoted, so FTS5 operators in user text are
 plain words; all words must appear (in any order, any inflection: "running" finds "runs").
+
+Ranking costs a BM25 score per matching message, so a very common word over a long history
+would cost far more than a rare one. A query matching more than `RANKED_CANDIDATES` messages is
+therefore ranked among its newest `RANKED_CANDIDATES` matches (FTS5 reads its matches in rowid
+order and stops there): the answer is the best of the recent ones, in bounded time.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from think.storage import Database
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 SNIPPET_WORDS = 16
+RANKED_CANDIDATES = 4000
+"""At most this many matches (the newest) are ranked for one query."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +58,12 @@ def search_messages(db: Database, query: str, *, session_id: str | None, limit: 
     if session_id is not None:
         where += " AND m.session_id = ?"
         params.append(session_id)
+    oldest = db.value(f"""
+        SELECT f.rowid FROM think_messages_fts f JOIN think_messages m ON m.seq = f.rowid
+        WHERE {where} ORDER BY f.rowid DESC LIMIT 1 OFFSET ?""", *params, RANKED_CANDIDATES - 1)
+    if oldest is not None:  # more matches than are worth ranking: rank the newest ones
+        where += " AND f.rowid >= ?"
+        params.append(oldest)
     rows = db.sql(f"""
         SELECT m.id, m.session_id, m.role, m.created_at, f.rank AS rank, f.text AS content,
                snippet(think_messages_fts, 0, '**', '**', '…', {SNIPPET_WORDS}) AS snippet

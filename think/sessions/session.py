@@ -17,6 +17,7 @@ from typing import Literal
 
 import orjson
 
+from think._gc import paused_collector
 from think.context.blocks import BlockProvider, ContextBlock, ContextBlocks, PromptStore
 from think.context.tokens import TokenCounter
 from think.errors import ConfigurationError, StorageError
@@ -388,11 +389,12 @@ class Session:
     def _read(self, leaf_seq: int) -> Window:
         """Load the window of the path ending at `leaf_seq` (it becomes the active path in memory)."""
         cold, self._cold_rows = self._cold_rows, None
-        if cold is not None and cold[:2] == (self.version, leaf_seq):
-            rows = cold[2]  # read by history_json() and not changed since
-        else:
-            rows = read_path_rows(self.db, leaf_seq, self.hydration_byte_budget)
-        self._window = Window(rows)
+        with paused_collector():  # thousands of rows and messages at once
+            if cold is not None and cold[:2] == (self.version, leaf_seq):
+                rows = cold[2]  # read by history_json() and not changed since
+            else:
+                rows = read_path_rows(self.db, leaf_seq, self.hydration_byte_budget)
+            self._window = Window(rows)
         self.version += 1
         return self._window
 
