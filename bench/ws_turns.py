@@ -196,6 +196,8 @@ async def wire_flat(server: ServerProcess, sizes: list[int], turns: int) -> None
         return
     print(f"send → done by transcript length, npm AgentClient sending whole transcripts ({turns} turns each):")
     p50s: dict[int, float] = {}
+    warm_up = {"host": f"127.0.0.1:{server.port}", "agent": "bench-chat", "name": "flat-warm-up", "turns": 5}
+    await anyio.run_process([node, str(script), orjson.dumps(warm_up).decode()], check=True)  # the process's first
     for size in sizes:
         plan = {"host": f"127.0.0.1:{server.port}", "agent": "bench-chat", "name": f"flat-{size}",
                 "turns": turns, "warmup": 5}

@@ -33,6 +33,6 @@ def test_a_plain_import_loads_no_subsystem() -> None:
 
 def test_the_agent_api_does_not_load_optional_or_heavy_modules() -> None:
     names = ", ".join(n for n in think.__all__ if n != "create_app")
-    heavy = ("httpx", "uvicorn", "starlette", "pydantic_ai", "llama_cpp", "click", "rich")
+    heavy = ("httpx", "uvicorn", "starlette", "pydantic_ai", "llama_cpp", "click", "rich", "jsonschema")
     assert loaded_after(f"from think import {names}", heavy) == []
     assert loaded_after("from think import create_app", ("starlette",)) == ["starlette"]
