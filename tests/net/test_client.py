@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 
+import anyio
 import httpx
 import pytest
 
@@ -122,3 +123,15 @@ async def test_httpx2_client_for_the_mcp_sdk(site: Site) -> None:
 
 def test_blocked_request_is_an_httpx_connect_error() -> None:
     assert issubclass(BlockedRequest, httpx.ConnectError)
+
+
+class HangingResolver:
+    async def resolve(self, host: str, port: int) -> list[str]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_a_lookup_that_hangs_is_a_connect_timeout() -> None:
+    async with UrlPolicy(resolver=HangingResolver()).client(timeout=0.2) as client:
+        with pytest.raises(httpx.ConnectTimeout):
+            await client.get("http://slow-dns.example/")

@@ -125,3 +125,18 @@ def test_redirect_rules() -> None:
         for mode in ("allowlisted", "same-origin"):
             decision = policy.check_redirect(location, current=start, initial=start, mode=mode)
             assert not decision and decision.rule == rule, (location, mode)
+
+
+@pytest.mark.parametrize("path", ["/v1/%2e%2e/admin", "/v1/%2E%2E/admin", "/v1/..%2fadmin", "/v1/a%2f..%2f..%2fadmin",
+                                  "/v1/%2e/x", "/v1/..%5cadmin", "/v1/..\\admin"])
+def test_encoded_dot_segments_cannot_climb_out_of_the_allowlist(path: str) -> None:
+    policy = UrlPolicy(["/v1/**"], origins=["https://api.example.com"])
+    decision = policy.check("https://api.example.com" + path)
+    assert not decision and decision.rule == "invalid"
+
+
+def test_plain_dot_segments_are_resolved_before_matching() -> None:
+    policy = UrlPolicy(["/v1/**"], origins=["https://api.example.com"])
+    assert policy.check("https://api.example.com/v1/a/../b")
+    assert policy.check("https://api.example.com/v1/../admin").rule == "allowlist"
+    assert policy.check("https://api.example.com/v1/file..name/x.y")

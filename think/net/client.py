@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import certifi
 import httpcore
 import httpx
@@ -43,13 +44,18 @@ def default_ssl_context() -> ssl.SSLContext:
 class PinnedBackend:
     """An httpcore network backend: resolve through the policy, connect to checked addresses."""
 
-    def __init__(self, policy: UrlPolicy, inner: Any) -> None:
+    def __init__(self, policy: UrlPolicy, inner: Any, timeout_error: type[Exception] = httpcore.ConnectTimeout) -> None:
         self.policy = policy
         self.inner = inner
+        self.timeout_error = timeout_error
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,  # noqa: ASYNC109
                           local_address: str | None = None, socket_options: Iterable[Any] | None = None) -> Any:
-        addresses = await self.policy.resolve(host, port)
+        try:
+            with anyio.fail_after(timeout):  # the lookup is part of connecting
+                addresses = await self.policy.resolve(host, port)
+        except TimeoutError as exc:
+            raise self.timeout_error(f"looking up {host} timed out") from exc
         failure: Exception | None = None
         for address in addresses:
             try:
@@ -90,7 +96,8 @@ class PolicyTransport:
         self._inner._pool = httpcore_module.AsyncConnectionPool(
             ssl_context=context, max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            http1=True, http2=http2, network_backend=PinnedBackend(policy, httpcore_module.AnyIOBackend()))
+            http1=True, http2=http2, network_backend=PinnedBackend(policy, httpcore_module.AnyIOBackend(),
+                                                             httpcore_module.ConnectTimeout))
 
     async def handle_async_request(self, request: Any) -> Any:
         decision = self.policy.check(str(request.url), use_allowlist=self.check_allowlist)

@@ -7,6 +7,7 @@ reach (fetch tools, browser navigation, extension fetch, MCP server URLs).
         response = await client.get("https://docs.example.com/a")
 
 Static rules (`check`): the URL parses, its scheme is `http`/`https`, it carries no credentials,
+no `.`/`..` path segment is left once the path is decoded (`/v1/%2e%2e/admin`),
 its host is not refused by `think.net.addresses.blocked_host`, it stays on `origins` when those
 are fixed, and it matches the allowlist (None: any URL the other rules allow).
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 RedirectMode = Literal["none", "same-origin", "allowlisted"]
 Rule = Literal["", "invalid", "scheme", "credentials", "host", "address", "origin", "allowlist", "redirect"]
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_DOT_SEGMENTS = frozenset({".", ".."})
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,10 @@ class UrlPolicy:
             return Decision(False, None, "invalid", f"Invalid URL: {str(url)[:200]}")
         if parsed.userinfo:
             return Decision(False, parsed, "credentials", "URLs with embedded credentials are not allowed.")
+        if _DOT_SEGMENTS.intersection(parsed.path.replace("\\", "/").split("/")):
+            # `..` left after decoding (`%2e%2e`, `..%2f`): a server that decodes then normalizes
+            # would serve a path the allowlist never saw.
+            return Decision(False, parsed, "invalid", "URL paths with encoded '.' or '..' segments are not allowed.")
         if reason := self.host_reason(parsed.host):
             return Decision(False, parsed, "host", f"Refusing to fetch a private or local address: {reason}")
         if self.origins is not None and origin_of(parsed) not in self.origins:
