@@ -269,6 +269,53 @@ def chat(url: str, plain: bool | None) -> None:
     sys.exit(run_chat(url, plain=plain))
 
 
+_DATA_DIR = click.option("--data-dir", default=None, type=click.Path(file_okay=False),
+                         help="The data directory to read [default: $THINK_DATA_DIR or .think].")
+
+
+@main.command()
+@_DATA_DIR
+def agents(data_dir: str | None) -> None:
+    """List the agents in a data directory and their instances (title, last activity, messages).
+
+    Reads the SQLite files directly and read-only: it works while a server serves them.
+    """
+    from think.browse import BrowseError, agents_browser
+    from think.browse.text import agents_text
+
+    browser = agents_browser(data_dir)
+    try:
+        found = [(agent, browser.instances(agent.agent)) for agent in browser.agents()]
+    except BrowseError as exc:
+        fail(CliError(str(exc), "pass --data-dir (or set THINK_DATA_DIR) to a directory `think serve` wrote"),
+             debug=False)
+    click.echo("\n".join(agents_text(found)))
+
+
+@main.command()
+@click.argument("address")
+@_DATA_DIR
+@click.option("--branch", default=None, metavar="MESSAGE_ID",
+              help="Show the branch through this message instead of the active one.")
+def show(address: str, data_dir: str | None, branch: str | None) -> None:
+    """Print the transcript of one agent instance: ADDRESS is AGENT/NAME (as `think agents` lists).
+
+    Messages with other branches (an edited or regenerated message) are marked; --branch shows one.
+    """
+    from think.browse import BrowseError, agents_browser
+    from think.browse.text import transcript_text
+
+    agent, _, name = address.partition("/")
+    if not agent or not name:
+        fail(CliError(f"{address!r} is not an agent address", "write it as AGENT/NAME, e.g. assistant/default"),
+             debug=False)
+    try:
+        transcript = agents_browser(data_dir).transcript(agent, name, branch=branch)
+    except BrowseError as exc:
+        fail(CliError(str(exc), "`think agents` lists what is there"), debug=False)
+    click.echo("\n".join(transcript_text(transcript)))
+
+
 def _model_label(classes: list[type[Any]]) -> str:
     """The models of the chat agent classes, found without waking any agent (see `model_of`)."""
     from think.agent import Think
