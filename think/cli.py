@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
@@ -131,6 +132,9 @@ def main() -> None:
               help="Where agents keep their SQLite files [default: $THINK_DATA_DIR or .think].")
 @click.option("--ui/--no-ui", default=True, show_default=True, help="Serve the web UI at /.")
 @click.option("--mcp", is_flag=True, help="Also serve the agents as an MCP server (streamable HTTP) at /mcp.")
+@click.option("--browse/--no-browse", default=None,
+              help="Serve the agents browser at /_think/agents (read-only listing of the data directory) "
+                   "[default: on for a loopback --host or when THINK_BROWSE_TOKEN is set].")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning"], case_sensitive=False),
               default="info", show_default=True, help="Level of the think.* loggers (one line per turn at info).")
 @click.option("--log-format", type=click.Choice(["text", "json"], case_sensitive=False), default="text",
@@ -142,7 +146,7 @@ def main() -> None:
               help="Development: restart the server when a Python file in the working directory "
                    "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
-          log_level: str, log_format: str, access_log: bool, debug: bool, reload: bool) -> None:
+          browse: bool | None, log_level: str, log_format: str, access_log: bool, debug: bool, reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -158,6 +162,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
 
     configure_logging(log_level, "json" if log_format.lower() == "json" else "text", access_log=access_log)
     console = Console(stderr=True)
+    if browse is None:
+        browse = _loopback(host) or bool(os.environ.get("THINK_BROWSE_TOKEN"))
     try:
         runtime = shared_runtime(data_dir)
         runtime.claim()  # one process per data directory: this one holds it for its whole life
@@ -167,7 +173,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         if reload:
             runtime.release()  # checked free; each reloading worker claims it in turn
         else:
-            app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp)
+            app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse)
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
     except Exception as exc:
         if explain(exc) is None:
@@ -180,6 +186,9 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
               for cls in classes]
     if mcp:
         lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
+    if browse:
+        guarded = "token required" if os.environ.get("THINK_BROWSE_TOKEN") else "no token: anyone who reaches it"
+        lines.append(f"  browse http://{shown}:{port}/_think/agents  (read-only; {guarded})")
     if ui:
         lines.append(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
     if reload:
@@ -187,7 +196,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
                      + ", ".join(_watched(targets)))
     _announce(console, lines, json=log_format.lower() == "json")
     if reload:
-        _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp,
+        _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
                          log_level=log_level, log_format=log_format, access_log=access_log)
         return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
@@ -205,22 +214,33 @@ def _watched(targets: tuple[str, ...]) -> list[str]:
 
 
 def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str, port: int, data_dir: str | None,
-                     ui: bool, mcp: bool, log_level: str, log_format: str, access_log: bool) -> None:
+                     ui: bool, mcp: bool, browse: bool, log_level: str, log_format: str, access_log: bool) -> None:
     """Run uvicorn's change-reload supervisor over `sock`; workers build the app in
     `think.serve_reload.app` from the options passed in the environment."""
-    import os
-
     import uvicorn
     from uvicorn.supervisors import ChangeReload
 
     from think.serve_reload import ENV, ServeOptions
 
-    os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log).to_env()
+    os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
+                                   browse).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
                             log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
                             reload_dirs=_watched(targets))
     server = uvicorn.Server(config)
     ChangeReload(config, target=server.run, sockets=[sock]).run()
+
+
+def _loopback(host: str) -> bool:
+    """True for an interface only this machine reaches (`127.x`, `::1`, `localhost`)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _listen(host: str, port: int) -> socket.socket:

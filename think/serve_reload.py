@@ -30,6 +30,7 @@ class ServeOptions:
     log_level: str
     log_format: str
     access_log: bool
+    browse: bool = False
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -76,7 +77,8 @@ def app() -> ASGIApp:
                       access_log=options.access_log)
     shared_runtime(options.data_dir).claim()
     classes = load_agent_classes(tuple(options.targets))
-    return create_app(agents=classes, data_dir=options.data_dir, ui=options.ui, mcp=options.mcp)
+    return create_app(agents=classes, data_dir=options.data_dir, ui=options.ui, mcp=options.mcp,
+                      browse=options.browse)
 
 
 def _end_with_parent() -> None:

@@ -22,7 +22,7 @@ async def test_the_ui_and_its_info_are_served_next_to_the_agents(tmp_path: Path)
             page = await http.get("/")
             messages = await http.get("/agents/echo-chat/default/get-messages")
     assert info.json() == {"agents": ["notes", "echo-chat"], "model": "scripted", "demo": False,
-                           "version": __version__, "prefix": "agents"}
+                           "version": __version__, "prefix": "agents", "browse": False}
     assert page.status_code in (200, 503) and "html" in page.headers["content-type"]  # 503: not built
     assert messages.json() == []
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -40,8 +41,12 @@ from think.runtime.embedded import shared_runtime
 from think.runtime.naming import check_agent_name
 from think.server.agents import AgentHost, AgentRegistry
 from think.server.connection import Connection, new_connection_id
+from think.server.gate import ask
 from think.server.uvicorn_log import quiet_invalid_utf8
 from think.subagents.routing import SubAgentNotFound, is_sub_path, resolve_sub_path
+
+if TYPE_CHECKING:
+    from think.browse.routes import BrowseHook
 
 log = logging.getLogger("think.server")
 
@@ -92,20 +97,7 @@ class _AgentServer:
     async def _before_connect(self, conn: HTTPConnection, cls: type[Agent], name: str) -> Response | None:
         if self.on_before_connect is None:
             return None
-        try:
-            result = self.on_before_connect(conn, cls.__name__, name)
-            if inspect.isawaitable(result):
-                result = await result
-        except HTTPException as exc:
-            return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
-        except Exception:
-            log.warning("on_before_connect raised; refusing the connection", exc_info=True)
-            return PlainTextResponse("Forbidden", status_code=403)
-        if isinstance(result, Response):
-            return result
-        if result is False:
-            return PlainTextResponse("Forbidden", status_code=403)
-        return None
+        return await ask(self.on_before_connect, conn, cls.__name__, name, name="on_before_connect")
 
     # ---- WebSocket -----------------------------------------------------------------------------
 
@@ -237,7 +229,7 @@ class _AgentServer:
         return result
 
 
-def _ui_info(classes: list[type[Agent]], prefix: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+def _ui_info(classes: list[type[Agent]], prefix: str, *, browse: bool) -> Callable[[], Awaitable[dict[str, Any]]]:
     """`GET /_think/info` for the web UI: the agents, and the model of the first chat agent."""
     model: list[str] = []
 
@@ -254,7 +246,7 @@ def _ui_info(classes: list[type[Agent]], prefix: str) -> Callable[[], Awaitable[
         if not model:  # resolved once: it may probe the network (a local Ollama)
             model.append(await model_label())
         return {"agents": [cls.kebab_name() for cls in classes], "model": model[0], "demo": model[0] == "demo",
-                "version": __version__, "prefix": prefix}
+                "version": __version__, "prefix": prefix, "browse": browse}
 
     return info
 
@@ -278,6 +270,9 @@ def create_app(
     idle_timeout: float = 60.0,
     ui: bool = False,
     mcp: bool = False,
+    browse: bool = False,
+    browse_token: str | None = None,
+    on_browse: BrowseHook | None = None,
 ) -> Starlette:
     """An ASGI app serving `agents` over WebSocket and HTTP at `/<prefix>/<kebab-class>/<name>`.
 
@@ -293,6 +288,10 @@ def create_app(
     * `ui`: also serve the chat web UI at `/` (see `think.web`).
     * `mcp`: also serve the agents as an MCP server (streamable HTTP) at `/mcp`: a tool
       `chat_<agent>` per chat agent class and its transcripts as resources (see `think.mcp.serve`).
+    * `browse`: also serve the agents browser at `/_think/agents` (off by default): a read-only
+      listing of the data directory's agents, instances and transcripts (see `think.browse.routes`).
+      Readers need `browse_token` (default `THINK_BROWSE_TOKEN`) as a Bearer token when one is
+      set, and pass `on_browse(request, agent, name)` (asked like `on_before_connect`) when given.
     """
     if runtime is not None and data_dir is not None:
         raise ConfigurationError("pass either data_dir or runtime to create_app, not both")
@@ -344,10 +343,18 @@ def create_app(
         Route(base + "/{agent}/{name}", server.http, methods=_METHODS),
         Route(base + "/{agent}/{name}/{rest:path}", server.http, methods=_METHODS),
     ]
+    if browse:
+        from think.browse.routes import browse_routes  # only servers that browse load it
+
+        token = browse_token if browse_token is not None else os.environ.get("THINK_BROWSE_TOKEN") or None
+        browsed = getattr(registry.runtime, "data_dir", None)
+        if browsed is None:
+            raise ConfigurationError("browse=True needs a runtime with a data_dir")
+        routes = [*browse_routes(browsed, token=token, on_browse=on_browse), *routes]
     if ui:
         from think.web import web_routes  # only servers with the UI load it
 
-        routes = [*web_routes(_ui_info(list(classes.values()), base.lstrip("/"))), *routes]
+        routes = [*web_routes(_ui_info(list(classes.values()), base.lstrip("/"), browse=browse)), *routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.registry = registry
     app.state.runtime = registry.runtime

@@ -9,7 +9,7 @@ need (`GET /<prefix>/<agent>/<name>/get-messages` and the WebSocket on the same 
 `GET /_think/info`:
 
     {"agents": ["assistant", ...], "model": "openai:gpt-4.1-mini", "demo": false,
-     "version": "0.1.0", "prefix": "agents"}
+     "version": "0.1.0", "prefix": "agents", "browse": true}
 
 `agents` are the kebab-case class names the page may open (the first is the default), `prefix`
 the first path segment of agent URLs, and `demo` says the model is the offline demo model. The
