@@ -146,8 +146,9 @@ class MCPClients:
     async def stop(self) -> None:
         """End every connection (hibernation, shutdown); the stored list stays."""
         connections, self.connections = list(self.connections.values()), {}
-        for connection in connections:
-            await connection.stop()
+        async with anyio.create_task_group() as tasks:  # each may take a round trip (an HTTP DELETE)
+            for connection in connections:
+                tasks.start_soon(connection.stop)
         self._tools = self._offline = None
 
     async def wait_for_connections(self, timeout: float | None) -> None:  # noqa: ASYNC109
