@@ -58,11 +58,12 @@ async def _median_call(call: Any, calls: int) -> float:
 
 
 async def call_overhead(calls: int, url: str) -> None:
-    for label, direct_target, add in [
+    targets: list[tuple[str, str | StdioServerParameters, dict[str, Any]]] = [
         ("streamable HTTP", url, {"url": url}),
         ("stdio", StdioServerParameters(command=STDIO_COMMAND, args=STDIO_ARGS, env=env()),
          {"command": STDIO_COMMAND, "args": STDIO_ARGS, "env": env()}),
-    ]:
+    ]
+    for label, direct_target, add in targets:
         async with Client(direct_target) as client:
             bare = await _median_call(lambda c=client: c.call_tool("echo", {"text": "hi"}), calls)
             # think keeps a `subscriptions/listen` stream open for list changes; so does this one
@@ -76,13 +77,9 @@ async def call_overhead(calls: int, url: str) -> None:
                 assert added["state"] == "ready", added
                 tool = agent.mcp.tools()["demo_echo"]
                 assert tool.execute is not None
-                ctx = ToolContext(tool_call_id="c", tool_name="demo_echo")
-                execute = tool.execute
-
-                async def framework() -> None:
-                    await execute({"text": "hi"}, ctx)
-
-                through = await _median_call(framework, calls)
+                through = await _median_call(
+                    lambda t=tool: t.execute({"text": "hi"}, ToolContext(tool_call_id="c", tool_name="demo_echo")),
+                    calls)
             await runtime.close()
         print(f"{label:16s} direct SDK call {bare * 1e3:7.3f} ms, with a listen stream open {direct * 1e3:7.3f} ms   "
               f"through think {through * 1e3:7.3f} ms   added {(through - direct) * 1e3:+.3f} ms per call")
@@ -101,7 +98,7 @@ async def start_and_first_turn(data: Path, name: str) -> float:
 
 async def twenty_servers(runs: int, url: str) -> None:
     plain, loaded = [], []
-    for run in range(runs):
+    for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp)
             setup = EmbeddedRuntime(data)

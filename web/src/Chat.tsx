@@ -20,6 +20,7 @@ import {
   type ReactNode,
 } from "react";
 import { FilesPanel } from "./Files";
+import { type McpState, McpServers } from "./Mcp";
 import { sumUsage, usageDetail, usageLabel } from "./usage";
 import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
 import {
@@ -105,11 +106,13 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
   // sends on connect may still be on its way, and the stock hook would apply it over a message
   // sent meanwhile (the message would vanish, its answer land above it): sends wait for this.
   const [synced, setSynced] = useState(false);
+  const [mcp, setMcp] = useState<McpState | null>(null);
   const agent = useAgent({
     agent: agentName,
     name,
     ...(prefix !== "agents" ? { prefix } : {}),
     onOpen: () => setConnection("open"),
+    onMcpUpdate: (state) => setMcp(state as unknown as McpState),
     onClose: () => {
       setConnection("closed");
       setSynced(false);
@@ -344,6 +347,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
             {connection === "open" ? "Connected" : connection === "connecting" ? "Connecting…" : "Reconnecting…"}
           </span>
         </span>
+        <McpServers mcp={mcp} />
         <button
           type="button"
           className={`btn btn-ghost btn-small files-toggle${filesOpen ? " is-on" : ""}`}
