@@ -15,7 +15,7 @@ from mcp import Client
 
 from tests.chat.live_server import serve_in_thread
 from tests.mcp.conftest import ROOT, env, free_port
-from think import Think
+from think import Think, callable
 from think.models.base import ModelRequest
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.runtime import EmbeddedRuntime
@@ -47,6 +47,14 @@ class Helper(Think):
     def get_model(self) -> Held:
         return Held()
 
+    @callable(mcp=True, description="How many messages the instance has.")
+    def count_messages(self, role: str | None = None) -> int:
+        return len([m for m in self.messages if role is None or m.role == role])
+
+    @callable()
+    def not_for_mcp(self) -> str:
+        return "hidden"
+
 
 async def test_the_sdk_client_chats_with_a_served_agent(tmp_path: Path) -> None:
     app = create_app([Helper], runtime=EmbeddedRuntime(tmp_path / "data", idle_timeout=60), mcp=True)
@@ -58,7 +66,8 @@ async def test_the_sdk_client_chats_with_a_served_agent(tmp_path: Path) -> None:
 
         async with Client(f"{live.base_url}/mcp") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"chat_helper"}
+            assert set(tools) == {"chat_helper", "helper_count_messages"}  # not_for_mcp is not offered
+            assert set(tools["helper_count_messages"].input_schema["properties"]) == {"name", "role"}
             assert set(tools["chat_helper"].input_schema["properties"]) == {"name", "message", "operation_id"}
             result = await client.call_tool("chat_helper", {"name": "alice", "message": "hello there"},
                                             progress_callback=on_progress)
@@ -77,6 +86,8 @@ async def test_the_sdk_client_chats_with_a_served_agent(tmp_path: Path) -> None:
             messages = orjson.loads(read.contents[0].text)  # type: ignore[union-attr]
             assert [m["role"] for m in messages] == ["user", "assistant"] * 2  # op-1 ran once
             assert messages[-1]["parts"][-1]["text"] == "You said: twice"
+            counted = await client.call_tool("helper_count_messages", {"name": "alice", "role": "user"})
+            assert counted.content[0].text == "2"  # type: ignore[union-attr]
 
 
 async def test_a_turn_outlives_its_dropped_connection_and_is_asked_again_by_operation_id(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 Each chat agent class served becomes a tool `chat_<agent>` (`{name, message, operation_id?}`)
 that runs one turn of the agent instance `name` and returns the final answer's text, with a
 progress notification per streamed text delta while it runs. Each instance's transcript is a
-resource `think://<agent>/<name>/messages` (JSON, the stored `UIMessage`s).
+resource `think://<agent>/<name>/messages` (JSON, the stored `UIMessage`s). A method marked
+`@callable(mcp=True)` is a tool `<agent>_<method>` taking `name` and the method's parameters.
 
 The turn is a durable submission (`think.submissions`), not a task of the MCP request: if the
 MCP connection drops, the turn goes on in the agent, and a call with the same `operation_id`
@@ -14,7 +15,9 @@ agent, like whoever can reach `/agents/...`; guard both with the app's own authe
 
 from __future__ import annotations
 
+import inspect
 import logging
+import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +29,7 @@ from think.messages import Message
 from think.protocol.codec import encode_message_list
 from think.runtime.agent import Agent
 from think.runtime.base import AgentRuntime
+from think.runtime.rpc import callable_info
 from think.stream.fanout import ChunkEvent, TurnEvent
 from think.submissions.store import Submission
 
@@ -93,6 +97,26 @@ def _chat_tool(runtime: AgentRuntime, cls: type[Think]) -> Any:
     return chat
 
 
+def _callable_tool(runtime: AgentRuntime, cls: type[Agent], method_name: str, method: Any) -> Any:
+    """A tool for an `@callable(mcp=True)` method: its parameters, after `name` (the instance)."""
+    signature = inspect.signature(method)
+    hints = typing.get_type_hints(method)
+    params = [p.replace(annotation=hints.get(p.name, Any)) for p in list(signature.parameters.values())[1:]]
+    instance = inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
+
+    async def call(**arguments: Any) -> Any:
+        async with runtime.lease(cls, arguments.pop("name")) as agent:
+            result = getattr(agent, method_name)(**arguments)
+            return await result if inspect.isawaitable(result) else result
+
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[instance, *params], return_annotation=hints.get("return", Any))
+    call.__annotations__ = {"name": str, **{p.name: p.annotation for p in params}, "return": hints.get("return", Any)}
+    info = callable_info(method) or {}
+    call.__doc__ = info.get("description") or inspect.getdoc(method) or method_name
+    return call
+
+
 def _messages_resource(runtime: AgentRuntime, cls: type[Think]) -> Any:
     async def messages(name: str) -> str:
         async with runtime.lease(cls, name) as agent:
@@ -110,6 +134,12 @@ def agents_mcp_server(runtime: AgentRuntime, classes: Sequence[type[Agent]]) -> 
         if not issubclass(cls, Think):
             continue
         server.add_tool(_chat_tool(runtime, cls), name=_tool_name(cls), structured_output=False)
+        for attr in dir(cls):
+            method = getattr(cls, attr, None)
+            info = callable_info(method)
+            if info is not None and info.get("mcp") and not info.get("streaming"):
+                tool = f"{cls.kebab_name().replace('-', '_')}_{attr}"
+                server.add_tool(_callable_tool(runtime, cls, attr, method), name=tool, structured_output=False)
         uri = f"{URI_SCHEME}://{cls.kebab_name()}/{{name}}/messages"
         server.resource(uri, name=f"{cls.kebab_name()}_messages", mime_type="application/json",
                         description=f"The transcript of a {cls.__name__} instance (JSON UIMessages)")(
