@@ -12,7 +12,8 @@ need (`GET /<prefix>/<agent>/<name>/get-messages` and the WebSocket on the same 
      "version": "0.1.0", "prefix": "agents", "browse": true}
 
 `agents` are the kebab-case class names the page may open (the first is the default), `prefix`
-the first path segment of agent URLs, and `demo` says the model is the offline demo model. The
+the first path segment of agent URLs, `demo` says the model is the offline demo model, and
+`browse` that the server lists its conversations at `_think/agents` (the sidebar then shows them). The
 page loads its assets and the info with relative URLs, so the routes work under a mount prefix.
 """
 

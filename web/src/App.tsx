@@ -11,8 +11,10 @@ import {
   type Address,
   type Conversation,
 } from "./conversations";
-import { ChevronDown, Close, Mark, Menu, Plus } from "./icons";
+import { ChevronDown, Close, Eye, Mark, Menu, Plus } from "./icons";
 import { fetchInfo, type ServerInfo } from "./info";
+import { relativeTime, useServerConversations, type ServerConversation } from "./browse";
+import { TranscriptViewer } from "./Transcript";
 
 export function App() {
   const [info, setInfo] = useState<ServerInfo | null>(null);
@@ -59,7 +61,9 @@ function Shell({ info }: { info: ServerInfo }) {
   const [address, setAddress] = useState<Address>(() => initialAddress(info, conversations.list));
   const [drawer, setDrawer] = useState(false);
   const [showDemoNote, setShowDemoNote] = useState(true);
+  const [viewing, setViewing] = useState<Address | null>(null);
   const { remember, setTitle } = conversations;
+  const server = useServerConversations(info.browse, info.agents, `${address.agent}/${address.name}/${drawer}`);
 
   useEffect(() => {
     writeHash(address);
@@ -172,10 +176,23 @@ function Shell({ info }: { info: ServerInfo }) {
         info={info}
         current={address}
         conversations={conversations.list}
+        server={server.list}
         onOpen={open}
+        onView={setViewing}
         onForget={conversations.forget}
         onClose={() => setDrawer(false)}
       />
+      {viewing ? (
+        <TranscriptViewer
+          agent={viewing.agent}
+          name={viewing.name}
+          onClose={() => setViewing(null)}
+          onOpen={() => {
+            setViewing(null);
+            open(viewing);
+          }}
+        />
+      ) : null}
       <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />
       <main className="main">
         <ErrorBoundary key={key} header={header}>
@@ -211,14 +228,18 @@ function Sidebar({
   info,
   current,
   conversations,
+  server,
   onOpen,
+  onView,
   onForget,
   onClose,
 }: {
   info: ServerInfo;
   current: Address;
   conversations: Conversation[];
+  server: ServerConversation[] | null;
   onOpen: (address: Address) => void;
+  onView: (address: Address) => void;
   onForget: (agent: string, name: string) => void;
   onClose: () => void;
 }) {
@@ -269,44 +290,117 @@ function Sidebar({
           </button>
         </div>
       </form>
-      <nav className="recent" aria-label="Recent conversations">
-        <h2>Recent</h2>
-        {items.length === 0 ? <p className="muted small">Nothing yet.</p> : null}
-        <ul>
-          {items.map((c) => {
-            const active = c.agent === current.agent && c.name === current.name;
-            return (
-              <li key={`${c.agent}/${c.name}`} className={active ? "is-active" : undefined}>
-                <button
-                  type="button"
-                  className="recent-item"
-                  aria-current={active ? "page" : undefined}
-                  onClick={() => onOpen({ agent: c.agent, name: c.name })}
-                >
-                  <span className="recent-title">{c.title ?? c.name}</span>
-                  {several || c.title ? (
-                    <span className="recent-meta">
-                      {[several ? c.agent : null, c.title ? c.name : null].filter(Boolean).join(" · ")}
-                    </span>
-                  ) : null}
-                </button>
-                {!active ? (
+      {server ? (
+        <ServerList info={info} current={current} server={server} onOpen={onOpen} onView={onView} />
+      ) : (
+        <nav className="recent" aria-label="Recent conversations">
+          <h2>Recent</h2>
+          {items.length === 0 ? <p className="muted small">Nothing yet.</p> : null}
+          <ul>
+            {items.map((c) => {
+              const active = c.agent === current.agent && c.name === current.name;
+              return (
+                <li key={`${c.agent}/${c.name}`} className={active ? "is-active" : undefined}>
                   <button
                     type="button"
-                    className="icon-btn recent-forget"
-                    aria-label={`Forget ${c.name}`}
-                    title="Remove from this list (the conversation stays on the server)"
-                    onClick={() => onForget(c.agent, c.name)}
+                    className="recent-item"
+                    aria-current={active ? "page" : undefined}
+                    onClick={() => onOpen({ agent: c.agent, name: c.name })}
                   >
-                    <Close />
+                    <span className="recent-title">{c.title ?? c.name}</span>
+                    {several || c.title ? (
+                      <span className="recent-meta">
+                        {[several ? c.agent : null, c.title ? c.name : null].filter(Boolean).join(" · ")}
+                      </span>
+                    ) : null}
                   </button>
-                ) : null}
-              </li>
-            );
-          })}
-        </ul>
-      </nav>
+                  {!active ? (
+                    <button
+                      type="button"
+                      className="icon-btn recent-forget"
+                      aria-label={`Forget ${c.name}`}
+                      title="Remove from this list (the conversation stays on the server)"
+                      onClick={() => onForget(c.agent, c.name)}
+                    >
+                      <Close />
+                    </button>
+                  ) : null}
+                </li>
+              );
+            })}
+          </ul>
+        </nav>
+      )}
     </aside>
+  );
+}
+
+/** The conversations the server stores (the agents browser), newest first; the open one on top
+ * when it has no messages yet. */
+function ServerList({
+  info,
+  current,
+  server,
+  onOpen,
+  onView,
+}: {
+  info: ServerInfo;
+  current: Address;
+  server: ServerConversation[];
+  onOpen: (address: Address) => void;
+  onView: (address: Address) => void;
+}) {
+  const several = info.agents.length > 1;
+  const items = server.filter((c) => info.agents.includes(c.agent));
+  const listed = items.some((c) => c.agent === current.agent && c.name === current.name);
+  const all: ServerConversation[] = listed
+    ? items
+    : [{ ...current, title: null, lastActivity: null, messages: 0 }, ...items];
+  return (
+    <nav className="recent server-list" aria-label="Conversations on the server">
+      <h2>On the server</h2>
+      <ul>
+        {all.map((c) => {
+          const active = c.agent === current.agent && c.name === current.name;
+          const meta = [
+            several ? c.agent : null,
+            c.title ? c.name : null,
+            `${c.messages} message${c.messages === 1 ? "" : "s"}`,
+            relativeTime(c.lastActivity) || null,
+          ].filter(Boolean);
+          return (
+            <li
+              key={`${c.agent}/${c.name}`}
+              className={active ? "is-active" : undefined}
+              data-agent={c.agent}
+              data-name={c.name}
+              data-messages={c.messages}
+            >
+              <button
+                type="button"
+                className="recent-item"
+                aria-current={active ? "page" : undefined}
+                onClick={() => onOpen({ agent: c.agent, name: c.name })}
+              >
+                <span className="recent-title">{c.title ?? c.name}</span>
+                <span className="recent-meta">{meta.join(" · ")}</span>
+              </button>
+              {c.messages > 0 ? (
+                <button
+                  type="button"
+                  className="icon-btn recent-forget recent-view"
+                  aria-label={`View the transcript of ${c.name}`}
+                  title="Read the transcript (read-only, with its branches)"
+                  onClick={() => onView({ agent: c.agent, name: c.name })}
+                >
+                  <Eye />
+                </button>
+              ) : null}
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
   );
 }
 

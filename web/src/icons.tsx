@@ -119,3 +119,10 @@ export const Mark = ({ size = 22 }: { size?: number }) => (
     <circle cx="16" cy="16" r="1.8" fill="var(--on-accent)" />
   </svg>
 );
+
+export const Eye = () => (
+  <Icon size={15}>
+    <path d="M2 10s3-5.5 8-5.5S18 10 18 10s-3 5.5-8 5.5S2 10 2 10z" />
+    <circle cx="10" cy="10" r="2.3" />
+  </Icon>
+);

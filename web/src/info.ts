@@ -6,6 +6,8 @@ export type ServerInfo = {
   demo: boolean;
   version: string;
   prefix: string;
+  /** The server lists its conversations at `_think/agents` (the agents browser). */
+  browse: boolean;
 };
 
 function isStringArray(value: unknown): value is string[] {
@@ -27,5 +29,6 @@ export async function fetchInfo(signal?: AbortSignal): Promise<ServerInfo> {
     demo: data.demo === true,
     version: typeof data.version === "string" ? data.version : "",
     prefix: typeof data.prefix === "string" && data.prefix ? data.prefix.replace(/^\/+|\/+$/g, "") : "agents",
+    browse: data.browse === true,
   };
 }
