@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 import anyio.abc
@@ -213,4 +214,30 @@ async def test_a_call_cut_off_by_a_kill_is_settled_by_recovery_after_the_restart
             assert agent.messages[-1].text == "Done."
             assert [s["name"] for s in agent.mcp_servers()] == ["demo"]
     finally:
+        await runtime.close()
+
+
+class BriefWait(Mcp):
+    wait_for_mcp_connections: ClassVar[dict[str, float]] = {"timeout": 0.5}
+
+
+async def test_a_turn_waits_for_a_hanging_server_only_as_long_as_configured(data_dir: Path) -> None:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def hold(stream: anyio.abc.SocketStream) -> None:
+        await anyio.sleep_forever()
+
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(listener.serve, hold)
+            async with runtime.lease(BriefWait, "brief") as agent:
+                added = await agent.add_mcp_server("mute", f"http://127.0.0.1:{port}/mcp", timeout=0)
+                result = await agent.chat("use nothing")
+                assert result.status == "completed"
+                assert server_state(agent, added["id"]) == "connecting"  # still: the turn did not wait for it
+            tasks.cancel_scope.cancel()
+    finally:
+        await listener.aclose()
         await runtime.close()
