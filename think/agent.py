@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from think import observe
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
 from think.context.history import ModelHistory
@@ -289,8 +290,10 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         self._resume_interrupted_executions()  # an approved execution the last process was running
         self.scheduled_tasks.reconcile()
         self.submissions.start()  # recover what a dead process left running, drain what waits
+        observe.agent_active(type(self).kebab_name(), 1)
 
     async def _hibernate(self) -> None:
+        observe.agent_active(type(self).kebab_name(), -1)
         await self.mcp.stop()
         await self.submissions.stop()
         await self.recovery.stop()

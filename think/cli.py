@@ -141,12 +141,16 @@ def main() -> None:
               show_default=True, help="Log lines as text, or as one JSON object per line.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True,
               help="Log every HTTP request and WebSocket upgrade.")
+@click.option("--otel", is_flag=True,
+              help="Export traces and metrics over OTLP/HTTP (configured by the standard OTEL_* variables; default "
+                   "http://localhost:4318). Also on when OTEL_EXPORTER_OTLP_ENDPOINT is set. Needs think-agents[otel].")
 @click.option("--debug", is_flag=True, help="Show the traceback of a configuration error.")
 @click.option("--reload", is_flag=True,
               help="Development: restart the server when a Python file in the working directory "
                    "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
-          browse: bool | None, log_level: str, log_format: str, access_log: bool, debug: bool, reload: bool) -> None:
+          browse: bool | None, log_level: str, log_format: str, access_log: bool, otel: bool, debug: bool,
+          reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -157,6 +161,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     from rich.console import Console
 
     from think.log_config import configure_logging
+    from think.observe.setup import install_otlp, otlp_endpoint, otlp_requested, shutdown
     from think.runtime.embedded import shared_runtime
     from think.server import create_app
 
@@ -167,6 +172,9 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     try:
         runtime = shared_runtime(data_dir)
         runtime.claim()  # one process per data directory: this one holds it for its whole life
+        exporting = otlp_requested(otel)
+        if exporting:
+            install_otlp()
         classes = load_agent_classes(targets)
         with console.status("Starting: resolving the model…"):
             model_label = _model_label(classes)
@@ -189,6 +197,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     if browse:
         guarded = "token required" if os.environ.get("THINK_BROWSE_TOKEN") else "no token: anyone who reaches it"
         lines.append(f"  browse http://{shown}:{port}/_think/agents  (read-only; {guarded})")
+    if exporting:
+        lines.append(f"  otel  traces and metrics to {otlp_endpoint()} (OTLP/HTTP)")
     if ui:
         lines.append(f"  open [bold underline]http://{shown}:{port}/[/bold underline] to chat")
     if reload:
@@ -202,7 +212,11 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
                             ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if exporting:
+            shutdown()  # send the spans still batched
     if not server.started:
         sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
 

@@ -15,6 +15,7 @@ from typing import Literal, assert_never
 
 import anyio
 
+from think import observe
 from think.errors import ModelError
 from think.hooks import StepRecord
 from think.messages import JSONObject
@@ -50,8 +51,10 @@ async def stream_step(model: Model, request: ModelRequest, max_retries: int,
     for attempt in itertools.count():
         stream = new_stream()
         try:
-            async for event in model.stream(request):
-                await stream.feed(event)
+            with observe.model_call(model.model_id, request) as traced:
+                async for event in model.stream(request):
+                    await stream.feed(event)
+                traced.finished(stream.finish, stream)
         except ModelError as exc:
             if stream.started or not (exc.retryable or _retryable(exc.status)) or attempt >= max_retries:
                 raise

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from think import observe
 from think.messages import JSONObject, Message, TextPart, ToolPart
 from think.recovery.cutoff import settle_cut_off_calls
 from think.recovery.policy import (
@@ -375,12 +376,15 @@ class ChatRecovery:
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
                            extend=kind_of == "continue", body=fiber.last_body,
                            client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id)
-        self._spawn(self._run(turn, policy.delay(attempt)))
+        self._spawn(self._run(turn, policy.delay(attempt), recovers=rid, attempt=attempt, kind=kind_of))
 
-    async def _run(self, turn: TurnRequest, delay: float) -> None:
+    async def _run(self, turn: TurnRequest, delay: float, *, recovers: str, attempt: int, kind: str) -> None:
         await anyio.sleep(delay)
         try:
-            await self.agent.run(turn)
+            with observe.recovery(type(self.agent).kebab_name(), turn.request_id, recovers=recovers, attempt=attempt,
+                                  kind=kind) as traced:
+                result = await self.agent.run(turn)
+                traced.finished(result.status, result.error)
         finally:
             self._lineage.pop(turn.request_id, None)
 

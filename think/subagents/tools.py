@@ -34,6 +34,7 @@ from uuid import NAMESPACE_URL, uuid5
 import anyio
 import orjson
 
+from think import observe
 from think.errors import ConfigurationError, ToolFailed
 from think.messages import JSONObject
 from think.runtime.agent import Agent
@@ -119,8 +120,10 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
         if earlier is not None:
             return await collected(earlier)
         try:
-            result = await _run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
-                                      signal)
+            with observe.sub_agent(agent_type, run_id) as traced:  # the child's turn joins this trace
+                result = await _run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
+                                          signal)
+                traced.finished(result.status, result.error)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await publish({"kind": "aborted", "reason": "the parent's turn was cancelled"})

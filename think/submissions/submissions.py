@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from think import observe
 from think.errors import ProtocolError, StorageError
 from think.messages import Message
 from think.recovery.cutoff import settle_cut_off_calls
@@ -276,8 +277,10 @@ class Submissions:
         unsubscribe = session.fanout.subscribe(listen)
         self._running_request[submission_id] = request_id
         try:
-            result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim, continuation=resume,
-                                                      extend=resume, session_id=session_id))
+            with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume) as traced:
+                result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim,
+                                                          continuation=resume, extend=resume, session_id=session_id))
+                traced.finished(result.status, result.error)
         except Exception as exc:
             log.exception("submission %s crashed", submission_id)
             self._settle(submission_id, "error", f"{type(exc).__name__}: {exc}")

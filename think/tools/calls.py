@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 import orjson
 
+from think import observe
 from think.hooks import (
     Allow,
     Block,
@@ -68,7 +69,9 @@ async def run_calls(calls: list[PendingCall], step_number: int, hooks: LoopHooks
     outcomes: dict[str, ToolResult] = {}
 
     async def run_one(call: PendingCall) -> None:
-        outcomes[call.id] = await execute_call(call, step_number, hooks, base_ctx, messages, emit)
+        with observe.tool_call(call.name, call.id, call.input) as traced:
+            outcome = outcomes[call.id] = await execute_call(call, step_number, hooks, base_ctx, messages, emit)
+            traced.finished(error=outcome.error if outcome.is_error else None, output=outcome.output)
 
     if len(ready) == 1:
         await run_one(ready[0])

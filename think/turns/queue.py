@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+
+LIVE: weakref.WeakSet[TurnQueue] = weakref.WeakSet()
+"""Every agent's queue in this process (what the `think.turns.queued` gauge reads)."""
 
 
 class TurnQueue:
@@ -21,6 +25,7 @@ class TurnQueue:
         self.generation = 0
         self.waiting = 0
         self.active_request_id: str | None = None
+        LIVE.add(self)
 
     @property
     def busy(self) -> bool:

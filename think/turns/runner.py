@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from think import observe
 from think.attachments import ReplyAttachments
 from think.context.convert import repair_interrupted_tools
 from think.context.overflow import ContextGuard, compact_for_retry
@@ -67,7 +68,11 @@ async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
     async with agent.turn_queue.slot(turn.request_id) as current:
         if not current:
             return TurnResult(request_id=turn.request_id, status="skipped", continuation=turn.continuation)
-        return await _run_admitted(agent, turn)
+        with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
+                          continuation=turn.continuation) as traced:
+            result = await _run_admitted(agent, turn)
+            traced.finished(result.status, result.error, result.usage)
+            return result
 
 
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:

@@ -1,0 +1,167 @@
+"""CPU of a chat turn with tracing off and on: the cost of think's OpenTelemetry instrumentation.
+
+    python bench/tracing.py [--turns 600] [--block 20]
+
+A one-tool turn (user → tool call → tool → text) with an instant scripted model and real SQLite
+persistence, in two fresh interpreters (a process installs OpenTelemetry providers only once):
+
+* without a provider, blocks of `--block` turns alternate between `bare` (think.observe's helpers
+  replaced by do-nothing context managers: no instrumentation at all) and `off` (the default:
+  each helper checks for a provider and does nothing);
+* with the SDK's tracer provider (a batch processor, a no-op exporter) and a meter provider (a
+  reader that never exports), blocks alternate between `bare`, `on`, and `on+content` (message
+  content recorded too).
+
+Alternating blocks in one process makes the comparison fair on a shared, noisy machine. CPU is
+the process's (`time.process_time`: the batch processor's thread included). Prints the median
+CPU milliseconds per turn of each mode and its overhead over the same process's `bare` (targets:
+off ≤ 5 %, on ≤ 20 %). Figures, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MODES = ("bare", "off", "on", "on+content")
+
+
+def _null(*args: Any, **kwargs: Any) -> Any:
+    @contextlib.contextmanager
+    def nothing() -> Iterator[Any]:
+        from think.observe.spans import NOTHING
+
+        yield NOTHING
+
+    return nothing()
+
+
+HELPERS = ("turn", "model_call", "tool_call", "recovery", "submission", "sub_agent", "agent_active")
+
+
+def _helpers() -> tuple[dict[str, Any], dict[str, Any]]:
+    """think.observe's real helpers, and do-nothing stand-ins."""
+    import think.observe as observe
+
+    real = {name: getattr(observe, name) for name in HELPERS}
+    bare: dict[str, Any] = {name: _null for name in HELPERS}
+    bare["agent_active"] = lambda *a, **k: None
+    return real, bare
+
+
+def _install_sdk() -> None:
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Discard(SpanExporter):
+        def export(self, spans: Sequence[Any]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Discard()))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+
+def _measure(process: str, turns: int, block: int) -> dict[str, float]:
+    import anyio
+
+    import think.observe as observe
+    from think import Think, tool
+    from think.runtime import EmbeddedRuntime
+    from think.testing.models import ScriptedModel, call
+
+    if process == "sdk":
+        _install_sdk()
+    modes = ("bare", "off") if process == "plain" else ("bare", "on", "on+content")
+    real, bare = _helpers()
+
+    def use(mode: str) -> None:
+        for name, helper in (bare if mode == "bare" else real).items():
+            setattr(observe, name, helper)
+        observe.set_capture_content(mode == "on+content")
+
+    @tool
+    def lookup(city: str) -> dict[str, object]:
+        """Look up the weather in a city."""
+        return {"city": city, "temperature": 21, "sky": "clear"}
+
+    def reply(request: Any) -> Any:
+        if request.messages and request.messages[-1].role == "tool":
+            return "It is 21 degrees and clear in Lisbon today."
+        return [call("lookup", city="Lisbon")]
+
+    model = ScriptedModel(reply)
+
+    class Bench(Think):
+        def get_model(self) -> ScriptedModel:
+            return model
+
+        def get_tools(self) -> list[object]:
+            return [lookup]
+
+    async def run() -> dict[str, list[float]]:
+        cpu: dict[str, list[float]] = {mode: [] for mode in modes}
+        with tempfile.TemporaryDirectory() as data:
+            runtime = EmbeddedRuntime(data, idle_timeout=None)
+            for mode in modes:  # warm up: imports, the price table, the schema image
+                use(mode)
+                for i in range(10):
+                    agent = await runtime.get(Bench, f"warm{i}")
+                    await agent.save_messages(["Weather in Lisbon?"])
+            n = 0
+            while min(len(v) for v in cpu.values()) < turns:
+                for mode in modes:
+                    use(mode)
+                    for _ in range(block):
+                        agent = await runtime.get(Bench, f"a{n % 50}")  # conversations stay short
+                        n += 1
+                        started = time.process_time()
+                        await agent.save_messages(["Weather in Lisbon?"])
+                        cpu[mode].append(time.process_time() - started)
+                if n % 1000 < len(modes) * block:
+                    for i in range(50):  # keep every conversation short
+                        await (await runtime.get(Bench, f"a{i}")).clear_messages()
+            await runtime.close()
+        return cpu
+
+    cpu = anyio.run(run)
+    return {mode: statistics.median(values) * 1000 for mode, values in cpu.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=600, help="turns per mode")
+    parser.add_argument("--block", type=int, default=20, help="turns in a row in one mode")
+    parser.add_argument("--process", choices=("plain", "sdk"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.process:
+        print(json.dumps(_measure(args.process, args.turns, args.block)))
+        return
+    print(f"CPU per one-tool turn, median of {args.turns} turns per mode (blocks of {args.block}, alternating)")
+    for process, label in (("plain", "no provider"), ("sdk", "SDK, no-op exporter")):
+        out = subprocess.run([sys.executable, __file__, "--process", process, "--turns", str(args.turns), "--block",
+                              str(args.block)], cwd=ROOT, capture_output=True, text=True, check=True)
+        figures = json.loads(out.stdout)
+        print(f"  {label}:")
+        for mode, value in figures.items():
+            extra = "" if mode == "bare" else f"  ({(value / figures['bare'] - 1) * 100:+.1f} % over bare)"
+            print(f"    {mode:<11} {value:7.3f} ms{extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The span tree of a tool turn and of a sub-agent turn, with and without content capture, and the
+metrics of a turn, from the SDK's in-memory exporters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind, StatusCode
+
+from tests.observe.conftest import Telemetry
+from tests.shared_tools import add
+from tests.subagents.agents import Lead
+from think import Think, TurnResult, open_agent
+from think.observe import set_capture_content
+from think.testing import ScriptedModel, call, error, usage
+
+CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+           "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+
+
+class Adder(Think):
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel([[call("add", a=19, b=23), usage(input=120, output=9)],
+                              ["It is 42.", usage(input=150, output=4)]], model_id="openai:gpt-4.1-mini")
+
+    def get_tools(self) -> list[Any]:
+        return [add]
+
+
+class Metered(Adder):
+    """Its own agent type and model, so the cumulative metrics of other tests do not mix in."""
+
+    def get_model(self) -> ScriptedModel:
+        model = super().get_model()
+        model.model_id = "openai:gpt-4.1-nano"
+        return model
+
+
+class Broken(Think):
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel([error("upstream is down", status=400)])
+
+
+def tree(spans: list[ReadableSpan]) -> list[tuple[int, str]]:
+    """(depth, name) in start order, depth-first: the shape of the trace."""
+    by_parent: dict[int | None, list[ReadableSpan]] = {}
+    ids = {s.context.span_id for s in spans}
+    for s in spans:
+        parent = s.parent.span_id if s.parent is not None and s.parent.span_id in ids else None
+        by_parent.setdefault(parent, []).append(s)
+    out: list[tuple[int, str]] = []
+
+    def walk(parent: int | None, depth: int) -> None:
+        for s in sorted(by_parent.get(parent, []), key=lambda s: s.start_time or 0):
+            out.append((depth, s.name))
+            walk(s.context.span_id, depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+def named(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:
+    return [s for s in spans if s.name == name]
+
+
+async def test_a_tool_turn_is_a_turn_span_with_its_model_calls_and_tool_call(telemetry: Telemetry,
+                                                                              data_dir: Path) -> None:
+    async with open_agent(Adder, "plain", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["What is 19 + 23?"])
+    assert isinstance(result, TurnResult) and result.status == "completed"
+    spans = telemetry.finished()
+    assert tree(spans) == [(0, "invoke_agent adder"), (1, "chat gpt-4.1-mini"), (1, "execute_tool add"),
+                           (1, "chat gpt-4.1-mini")]
+    assert len({s.context.trace_id for s in spans}) == 1
+    [root] = named(spans, "invoke_agent adder")
+    assert root.attributes is not None
+    assert (root.attributes["gen_ai.operation.name"], root.attributes["gen_ai.agent.name"],
+            root.attributes["gen_ai.agent.id"], root.attributes["think.request_id"]) == (
+        "invoke_agent", "adder", "plain", result.request_id)
+    assert (root.attributes["gen_ai.usage.input_tokens"], root.attributes["gen_ai.usage.output_tokens"]) == (270, 13)
+    assert root.attributes["think.turn.outcome"] == "completed"
+    first, second = named(spans, "chat gpt-4.1-mini")
+    for span, reason, tokens in ((first, "tool-calls", (120, 9)), (second, "stop", (150, 4))):
+        attributes = dict(span.attributes or {})
+        assert attributes["gen_ai.operation.name"] == "chat"
+        assert attributes["gen_ai.request.model"] == "gpt-4.1-mini"
+        assert attributes["gen_ai.provider.name"] == "openai"
+        assert attributes["gen_ai.response.finish_reasons"] == (reason,)
+        assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == tokens
+        assert span.kind == SpanKind.INTERNAL and span.status.status_code == StatusCode.UNSET
+    [tool] = named(spans, "execute_tool add")
+    attributes = dict(tool.attributes or {})
+    assert (attributes["gen_ai.operation.name"], attributes["gen_ai.tool.name"]) == ("execute_tool", "add")
+    assert attributes["gen_ai.tool.call.id"] == result.message.parts[1].tool_call_id  # type: ignore[union-attr]
+    for span in spans:  # no content unless asked
+        assert not set(CONTENT) & set(span.attributes or {}), span.name
+
+
+async def test_content_is_recorded_only_when_asked(telemetry: Telemetry, data_dir: Path) -> None:
+    set_capture_content(True)
+    async with open_agent(Adder, "content", data_dir=data_dir) as agent:
+        await agent.save_messages(["What is 19 + 23?"])
+    spans = telemetry.finished()
+    first, second = named(spans, "chat gpt-4.1-mini")
+    asked = json.loads(str((first.attributes or {})["gen_ai.input.messages"]))
+    assert asked == [{"role": "user", "parts": [{"type": "text", "content": "What is 19 + 23?"}]}]
+    answered = json.loads(str((first.attributes or {})["gen_ai.output.messages"]))
+    assert answered == [{"role": "assistant", "finish_reason": "tool-calls", "parts": [
+        {"type": "tool_call", "id": answered[0]["parts"][0]["id"], "name": "add", "arguments": {"a": 19, "b": 23}}]}]
+    later = json.loads(str((second.attributes or {})["gen_ai.input.messages"]))
+    assert later[-1] == {"role": "tool", "parts": [{"type": "tool_call_response", "id": answered[0]["parts"][0]["id"],
+                                                    "response": 42}]}
+    final = json.loads(str((second.attributes or {})["gen_ai.output.messages"]))
+    assert final[0]["parts"] == [{"type": "text", "content": "It is 42."}]
+    [tool] = named(spans, "execute_tool add")
+    assert json.loads(str((tool.attributes or {})["gen_ai.tool.call.arguments"])) == {"a": 19, "b": 23}
+    assert json.loads(str((tool.attributes or {})["gen_ai.tool.call.result"])) == 42
+    assert "gen_ai.system_instructions" in (first.attributes or {})
+
+
+async def test_a_sub_agent_turn_joins_the_parents_trace(telemetry: Telemetry, data_dir: Path) -> None:
+    async with open_agent(Lead, "traced", data_dir=data_dir) as parent:
+        result = await parent.save_messages(["tides"])
+    assert isinstance(result, TurnResult) and result.status == "completed"
+    spans = telemetry.finished()
+    assert tree(spans) == [
+        (0, "invoke_agent lead"),
+        (1, "chat scripted"),
+        (1, "execute_tool researcher"),
+        (2, "sub_agent researcher"),
+        (3, "invoke_agent researcher"),
+        (4, "chat scripted"),
+        (1, "chat scripted"),
+    ]
+    assert len({s.context.trace_id for s in spans}) == 1  # one trace, parent and child
+    [child] = named(spans, "invoke_agent researcher")
+    [run] = named(spans, "sub_agent researcher")
+    assert str((child.attributes or {})["gen_ai.agent.id"]).endswith(
+        "/" + str((run.attributes or {})["think.sub_agent.run_id"]))
+    for span in spans:
+        assert not set(CONTENT) & set(span.attributes or {}), span.name
+
+
+async def test_a_sub_agent_turn_with_content(telemetry: Telemetry, data_dir: Path) -> None:
+    set_capture_content(True)
+    async with open_agent(Lead, "traced-content", data_dir=data_dir) as parent:
+        await parent.save_messages(["tides"])
+    spans = telemetry.finished()
+    [child_call] = [s for s in named(spans, "chat scripted")
+                    if s.parent is not None and s.parent.span_id == named(spans, "invoke_agent researcher")[0]
+                    .context.span_id]
+    asked = json.loads(str((child_call.attributes or {})["gen_ai.input.messages"]))
+    assert asked[-1]["parts"][0]["content"] == "tides"
+    [tool] = named(spans, "execute_tool researcher")
+    assert "Findings on tides" in str((tool.attributes or {})["gen_ai.tool.call.result"])
+
+
+async def test_a_failed_model_call_marks_its_spans(telemetry: Telemetry, data_dir: Path) -> None:
+    async with open_agent(Broken, "down", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["hello"])
+    assert isinstance(result, TurnResult) and result.status == "error"
+    spans = telemetry.finished()
+    [model] = named(spans, "chat scripted")
+    assert model.status.status_code == StatusCode.ERROR and "upstream is down" in str(model.status.description)
+    assert (model.attributes or {})["error.type"] == "400"
+    [root] = named(spans, "invoke_agent broken")
+    assert root.status.status_code == StatusCode.ERROR and (root.attributes or {})["think.turn.outcome"] == "error"
+
+
+async def test_a_turn_records_its_metrics(telemetry: Telemetry, data_dir: Path) -> None:
+    def tool_calls() -> int:
+        return sum(p.value for p in telemetry.points("think.tool.calls")  # type: ignore[attr-defined]
+                   if p.attributes["gen_ai.tool.name"] == "add" and p.attributes["think.outcome"] == "ok")  # type: ignore[attr-defined]
+
+    before = tool_calls()
+    async with open_agent(Metered, "metered", data_dir=data_dir) as agent:
+        await agent.save_messages(["What is 19 + 23?"])
+        active = {p.attributes.get("gen_ai.agent.name"): p.value  # type: ignore[attr-defined]
+                  for p in telemetry.points("think.agents.active")}
+    assert active["metered"] == 1
+    turns = [p for p in telemetry.points("think.turn.duration")
+             if p.attributes["gen_ai.agent.name"] == "metered"]  # type: ignore[attr-defined]
+    assert sum(p.count for p in turns) == 1 and turns[0].attributes["think.turn.outcome"] == "completed"  # type: ignore[attr-defined]
+    tokens = {p.attributes["gen_ai.token.type"]: p.sum  # type: ignore[attr-defined]
+              for p in telemetry.points("gen_ai.client.token.usage")
+              if p.attributes["gen_ai.request.model"] == "gpt-4.1-nano"}  # type: ignore[attr-defined]
+    assert tokens == {"input": 270, "output": 13}
+    assert tool_calls() == before + 1
+    assert all(p.value == 0 for p in telemetry.points("think.turns.queued"))  # type: ignore[attr-defined]
