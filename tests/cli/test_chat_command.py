@@ -136,6 +136,7 @@ def test_ctrl_c_stops_an_answer_and_a_second_one_quits(chat: Chat, server: LiveS
 
     cli.send("after")  # the conversation goes on
     cli.expect("you: after\nassistant: Echo: after\n")
+    cli.expect("-- tokens 30 in · 2 out (conversation: 30 in · 2 out)\n")  # printed once the answer has ended
     cli.interrupt()  # at the prompt: quit
     assert cli.wait() == 130
 

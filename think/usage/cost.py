@@ -23,6 +23,12 @@ def split_model_id(model_id: str) -> tuple[str | None, str]:
     return (provider, name) if sep else (None, model_id)
 
 
+def priceable(model_id: str) -> bool:
+    """Whether the table may know the model: a `provider:model` id of a provider that bills."""
+    provider, name = split_model_id(model_id)
+    return provider is not None and provider not in UNPRICED_PROVIDERS and bool(name)
+
+
 _loaded = False
 
 
@@ -63,9 +69,9 @@ def cost_of(model_id: str, *, input_tokens: int | None, output_tokens: int | Non
     `input_tokens` includes the cached ones (as providers report them); cached tokens are priced
     at the table's cache-read price where it has one.
     """
-    provider, name = split_model_id(model_id)
-    if provider in UNPRICED_PROVIDERS or not name or (input_tokens is None and output_tokens is None):
+    if not priceable(model_id) or (input_tokens is None and output_tokens is None):
         return None
+    provider, name = split_model_id(model_id)
     price = _prices(provider, name)
     if price is None:
         return None

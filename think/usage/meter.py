@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from think.models.events import Usage
-from think.usage.cost import cost_of, load_prices
+from think.usage.cost import cost_of, load_prices, priceable
 
 _FIELDS = (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"),
            ("reasoning_tokens", "reasoningTokens"), ("cached_input_tokens", "cachedInputTokens"))
@@ -161,8 +161,10 @@ class UsageMeter:
     async def final(self) -> dict[str, Any]:
         """The message's usage as its metadata keeps it, with the cost (the price table is loaded
         in a worker thread the first time, not in the event loop)."""
-        await load_prices()
-        return self.message.to_json(with_cost=True)
+        message = self.message
+        if any(priceable(step.model) for step in message.steps):
+            await load_prices()
+        return message.to_json(with_cost=True)
 
 
 def format_cost(cost: float) -> str:
