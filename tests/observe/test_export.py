@@ -42,7 +42,7 @@ async def test_serve_with_otel_exports_the_turn_to_a_local_collector(tmp_path: P
         attributes = {a.key: a.value for a in call.attributes}
         assert attributes["gen_ai.usage.input_tokens"].int_value == 12
         assert attributes["gen_ai.usage.output_tokens"].int_value == 3
-        assert {"gen_ai.client.token.usage", "gen_ai.client.operation.duration"} <= otlp.metric_names
+        assert {"gen_ai.client.token.usage", "think.agents.active", "think.turns.queued"} <= otlp.metric_names
     assert f"otel  traces and metrics to {otlp.url}/v1/traces" in log.read_text()
 
 

@@ -1,8 +1,8 @@
 """The metrics think records (through the installed meter provider; none with metrics off):
 
 * `think.turn.duration` (s, histogram): a turn, by agent type and outcome;
-* `gen_ai.client.operation.duration` (s) and `gen_ai.client.token.usage` (tokens, by
-  `gen_ai.token.type` input/output): each model call, as the GenAI conventions name them;
+* `gen_ai.client.token.usage` (tokens, by `gen_ai.token.type` input/output): each model call,
+  as the GenAI conventions name it (model call durations are on the `chat` spans);
 * `think.tool.calls` (counter): server tool calls, by tool and outcome (`ok`/`error`);
 * `think.agents.active` (up-down counter): agent instances in memory, by agent type;
 * `think.turns.queued` (gauge, read at each export): turns waiting for their agent's queue.
@@ -29,8 +29,6 @@ def _get(name: str) -> Any:
     if _instruments is None or _instruments[0] is not m:
         _instruments = (m, {
             "turn": m.create_histogram("think.turn.duration", unit="s", description="Duration of a chat turn"),
-            "call": m.create_histogram("gen_ai.client.operation.duration", unit="s",
-                                       description="Duration of a model call"),
             "tokens": m.create_histogram("gen_ai.client.token.usage", unit="{token}",
                                          description="Tokens used by a model call"),
             "tools": m.create_counter("think.tool.calls", unit="{call}", description="Server tool calls"),
@@ -47,22 +45,17 @@ def turn_finished(agent_type: str, outcome: str, seconds: float) -> None:
         h.record(seconds, {"gen_ai.agent.name": agent_type, "think.turn.outcome": outcome})
 
 
-def model_call_finished(model_id: str, finish: Finish | None, seconds: float) -> None:
-    if (h := _get("call")) is None:
+def model_call_finished(model_id: str, finish: Finish | None) -> None:
+    usage = finish.usage if finish is not None else None
+    if usage is None or (tokens := _get("tokens")) is None:
         return
     provider, sep, name = model_id.partition(":")
     attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name if sep else model_id}
     if sep:
         attributes["gen_ai.provider.name"] = provider
-    if finish is None or finish.reason == "error":
-        attributes["error.type"] = str(finish.status) if finish is not None and finish.status else "model_error"
-    h.record(seconds, attributes)
-    usage = finish.usage if finish is not None else None
-    tokens = _get("tokens")
-    if usage is not None and tokens is not None:
-        for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
-            if value is not None:
-                tokens.record(value, {**attributes, "gen_ai.token.type": kind})
+    for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+        if value is not None:
+            tokens.record(value, {**attributes, "gen_ai.token.type": kind})
 
 
 def tool_call_finished(tool: str, outcome: str) -> None:

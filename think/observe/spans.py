@@ -170,7 +170,6 @@ class ModelCall(_Span):
 @contextmanager
 def model_call(model_id: str, request: ModelRequest) -> Iterator[Any]:
     """One call of a model (named `chat <model>`)."""
-    started = time.perf_counter()
     finish_box: list[Finish | None] = [None]
     t = tracer()
     provider, name = _split(model_id)
@@ -197,7 +196,7 @@ def model_call(model_id: str, request: ModelRequest) -> Iterator[Any]:
             traced.box = finish_box
             yield traced
     finally:
-        metrics.model_call_finished(model_id, finish_box[0], time.perf_counter() - started)
+        metrics.model_call_finished(model_id, finish_box[0])
 
 
 class _MeteredCall:
