@@ -13,9 +13,11 @@ from opentelemetry.trace import SpanKind, StatusCode
 from tests.observe.conftest import Telemetry
 from tests.shared_tools import add
 from tests.subagents.agents import Lead
+from tests.submissions.server_process import eventually
 from think import Think, TurnResult, open_agent
 from think.observe import set_capture_content
-from think.testing import ScriptedModel, call, error, usage
+from think.recovery import ChatRecoveryPolicy
+from think.testing import HANG, ScriptedModel, call, error, text, usage
 
 CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
            "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
@@ -190,3 +192,43 @@ async def test_a_turn_records_its_metrics(telemetry: Telemetry, data_dir: Path) 
     assert tokens == {"input": 270, "output": 13}
     assert tool_calls() == before + 1
     assert all(p.value == 0 for p in telemetry.points("think.turns.queued"))  # type: ignore[attr-defined]
+
+
+class Digger(Think):
+    """Stalls mid-answer once; recovery continues the answer in a new turn."""
+
+    chat_stream_stall_timeout_ms = 200
+    chat_recovery = ChatRecoveryPolicy(backoff=0.0)
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = ScriptedModel([[text("Dig"), HANG], "ging done."])
+
+    def get_model(self) -> ScriptedModel:
+        return self.model
+
+
+async def test_a_recovery_and_a_submission_hold_the_turns_they_run(telemetry: Telemetry, data_dir: Path) -> None:
+    async with open_agent(Digger, "stall", data_dir=data_dir) as agent:
+        stalled = await agent.save_messages(["dig"])
+        assert isinstance(stalled, TurnResult) and stalled.status == "aborted" and stalled.recovering
+        await eventually(lambda: any(s.name == "think.recovery" for s in telemetry.finished()))
+        assert agent.messages[-1].text == "Digging done."
+        spans = telemetry.finished()
+        [recovery] = named(spans, "think.recovery")
+        first, second = sorted(named(spans, "invoke_agent digger"), key=lambda s: s.start_time or 0)
+        assert (first.attributes or {})["think.turn.outcome"] == "aborted"
+        assert second.parent is not None and second.parent.span_id == recovery.context.span_id
+        assert (recovery.attributes or {})["think.recovery.recovers"] == stalled.request_id
+        assert (recovery.attributes or {})["think.recovery.kind"] == "continue"
+        assert (recovery.attributes or {})["think.outcome"] == "completed"
+
+        telemetry.spans.clear()
+        submission = await agent.submit_messages(["once more"])
+        await agent.wait_for_submission(submission.submission_id)
+        await eventually(lambda: any(s.name == "think.submission" for s in telemetry.finished()))
+        spans = telemetry.finished()
+        [held] = named(spans, "think.submission")
+        [turn] = named(spans, "invoke_agent digger")
+        assert turn.parent is not None and turn.parent.span_id == held.context.span_id
+        assert (held.attributes or {})["think.submission_id"] == submission.submission_id
