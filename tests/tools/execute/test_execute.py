@@ -84,3 +84,15 @@ async def test_plan_edits_applies_all_edits_or_none(data_dir: Path) -> None:
         assert "ValueError" in first["error"] and "nothing was changed" in first["error"]
         assert second["value"] == {"changed": ["/a.txt", "/b.txt", "/c.txt"], "edits": 3}
         assert [await agent.workspace.read_file(p) for p in ("/a.txt", "/b.txt", "/c.txt")] == ["ONE", "TWO", "new"]
+
+
+async def test_two_executions_in_one_step_run_side_by_side(data_dir: Path) -> None:
+    code = "[tools.get_weather(city=c)['city'] for c in args['cities']]"
+    Coder.model = ScriptedModel([[call("execute", code=code, args={"cities": ["Oslo", "Lima"]}),
+                                  call("execute", code=code, args={"cities": ["Rome"]})], "Both done."])
+    async with open_agent(Coder, "a", data_dir=data_dir) as agent:
+        await agent.save_messages(["two at once"])
+        outputs = sorted((p.output["value"] for p in execute_parts(agent.messages)), key=len)
+        assert outputs == [["Rome"], ["Oslo", "Lima"]]
+        runs = agent.executions(limit=5)
+        assert len({r["execution_id"] for r in runs}) == 2 and all(r["status"] == "completed" for r in runs)
