@@ -4,6 +4,7 @@ back to the model as a clear result. The only network target is a canary on 127.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -131,17 +132,25 @@ async def test_twelve_hundred_files_stop_at_the_limit(ws: Workspace) -> None:
 
 
 async def test_background_processes_do_not_outlive_the_run(ws: Workspace) -> None:
+    # Durations unique to this run, so no other process on the machine can be taken for ours.
+    tag = f"{secrets.randbelow(900_000) + 100_000}"
     started = time.monotonic()
-    out = await run_bash(ws, "(sleep 300 &) ; nohup sleep 301 > /dev/null 2>&1 & disown; setsid sleep 302 & "
-                             "(trap '' HUP TERM; sleep 303) > /dev/null 2>&1 & echo spawned")
+    out = await run_bash(ws, f"(sleep 300.{tag} &) ; nohup sleep 301.{tag} > /dev/null 2>&1 & disown; "
+                             f"setsid sleep 302.{tag} & (trap '' HUP TERM; sleep 303.{tag}) > /dev/null 2>&1 & "
+                             "echo spawned")
     assert out["stdout"] == "spawned\n" and time.monotonic() - started < 10
-    await anyio.sleep(0.2)
-    assert _sleepers() == []
+    # The run's PID namespace is gone with it; its processes are reaped at once, not in 300 s.
+    for _ in range(250):  # 5 s at most
+        if not (left := _sleepers(tag)):
+            break
+        await anyio.sleep(0.02)
+    assert left == []
     await still_works(ws)
 
 
-def _sleepers() -> list[Path]:
-    return [line for line in Path("/proc").glob("[0-9]*/cmdline") if b"sleep\x0030" in _read(line)]
+def _sleepers(tag: str) -> list[Path]:
+    return [line for line in Path("/proc").glob("[0-9]*/cmdline") if f".{tag}".encode() in _read(line)
+            and _read(line).startswith(b"sleep\x00")]
 
 
 def _read(path: Path) -> bytes:
