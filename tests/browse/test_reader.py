@@ -36,7 +36,8 @@ def test_a_name_too_long_for_a_file_name_is_listed_by_its_file_stem_and_readable
     data_dir, _ = filled
     browser = agents_browser(data_dir)
     [long] = [i for i in browser.instances("notes") if i.name.startswith("a-long-name-")]
-    assert long.name != LONG_NAME and long.title == "Long one"
+    assert long.name != LONG_NAME and long.title == "Long one" and not long.addressable
+    assert all(i.addressable for i in browser.instances("notes") if i.name != long.name)
     assert [m.role for m in browser.transcript("notes", long.name).messages] == ["user", "assistant"]
     assert [m.role for m in browser.transcript("notes", LONG_NAME).messages] == ["user", "assistant"]
 

@@ -29,7 +29,8 @@ async def test_production_apps_serve_no_browser_unless_asked(filled: Filled) -> 
 async def test_agents_instances_and_transcripts_are_listed(filled: Filled, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("THINK_BROWSE_TOKEN", raising=False)
     data_dir, ids = filled
-    app = create_app([Notes, Counter], runtime=EmbeddedRuntime(data_dir), browse=True)
+    runtime = EmbeddedRuntime(data_dir)
+    app = create_app([Notes, Counter], runtime=runtime, browse=True)
     with serve_in_thread(app) as server:
         async with httpx.AsyncClient(base_url=server.base_url) as http:
             agents = (await http.get("/_think/agents")).json()
@@ -38,6 +39,7 @@ async def test_agents_instances_and_transcripts_are_listed(filled: Filled, monke
             other = (await http.get("/_think/agents/notes/bob", params={"branch": ids["answers"][0]})).json()
             unknown = await http.get("/_think/agents/nobody")
             missing = await http.get("/_think/agents/notes/zed")
+            assert runtime.live() == []  # every agent stayed hibernated: the listing woke none
     assert [(a["agent"], a["instances"]) for a in agents["agents"]] == [("counter", 1), ("notes", 3)]
     by_name = {i["name"]: i for i in notes["instances"]}
     assert (by_name["alice"]["title"], by_name["alice"]["messages"]) == ("Plan the offsite", 4)

@@ -44,6 +44,13 @@ def test_the_sidebar_lists_server_conversations_and_shows_a_transcript_with_bran
             {"action": "count", "selector": "#composer-input[disabled]", "as": "composer_disabled"},
             {"action": "click", "selector": "button[aria-label='Close transcript']"},
             {"action": "waitGone", "selector": "[role='dialog']"},
+            # A name too long for its file is listed by its file stem: it opens read-only, not in chat.
+            {"action": "click", "selector": ".server-list li[data-name^='a-long-name-'] .recent-item"},
+            {"action": "waitFor", "selector": "[role='dialog'] .viewer-msg"},
+            {"action": "text", "selector": ".viewer-msg .viewer-body", "as": "long_texts"},
+            {"action": "count", "selector": "[role='dialog'] button:has-text('Open in chat')", "as": "long_open"},
+            {"action": "click", "selector": "button[aria-label='Close transcript']"},
+            {"action": "waitGone", "selector": "[role='dialog']"},
             # A new conversation, once answered, is listed from the server with its title.
             *_open("carol"),
             *_send("Draft the agenda"),
@@ -59,6 +66,7 @@ def test_the_sidebar_lists_server_conversations_and_shows_a_transcript_with_bran
     assert values["active_texts"] == ["Name a cat", "Noted: Name a cat"]
     assert values["active_count"] == ["3/3"] and values["active_id"] == ids["answers"][2]
     assert values["other_id"] == ids["answers"][1] and "not the active branch" in values["note"][0]
+    assert values["long_texts"] == ["Long one", "Noted: Long one"] and values["long_open"] == 0
     assert values["carol"] == ["Draft the agenda"]
     assert any("/_think/agents/notes/bob" in r for r in run.requests)
 

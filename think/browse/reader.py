@@ -52,12 +52,15 @@ class InstanceSummary:
     """Unix time of the last message written (the file's modification time if it has none)."""
     messages: int
     """Messages on the active branch."""
+    addressable: bool = True
+    """False for a name too long for its file name: `name` is then the file stem, which reads the
+    instance here but is not its address (a client cannot chat with it by that name)."""
     error: str | None = None
     """Why the file could not be read (the other fields are then empty)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent, "name": self.name, "title": self.title, "last_activity": self.last_activity,
-                "messages": self.messages, "error": self.error}
+                "messages": self.messages, "addressable": self.addressable, "error": self.error}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,21 +190,24 @@ class DataDirReader:
     def _summary(self, agent: str, path: Path) -> InstanceSummary:
         stem = path.name.removesuffix(".db")
         name = unquote(stem)
-        if _HASHED.match(stem) or file_name(name) != stem:
-            name = stem  # a long name keeps only its start in the file name: the stem addresses it
+        addressable = not _HASHED.match(stem) and file_name(name) == stem
+        if not addressable:
+            name = stem  # a long name keeps only its start in the file name: the stem reads it
         try:
             with _reading(path) as conn:
                 if not _has_messages(conn):
-                    return InstanceSummary(agent=agent, name=name, title=None, last_activity=_mtime(path), messages=0)
+                    return InstanceSummary(agent=agent, name=name, title=None, last_activity=_mtime(path), messages=0,
+                                           addressable=addressable)
                 row = conn.execute("SELECT updated_at FROM think_sessions WHERE id = ?", (ROOT_SESSION,)).fetchone()
                 leaf = _leaf_seq(conn)
                 path_seqs = _path_seqs(conn, leaf) if leaf is not None else []
                 title = _title(conn, path_seqs)
         except sqlite3.Error as exc:
             return InstanceSummary(agent=agent, name=name, title=None, last_activity=_mtime(path), messages=0,
-                                   error=f"cannot read {path.name}: {exc}")
+                                   addressable=addressable, error=f"cannot read {path.name}: {exc}")
         updated = row[0] if row is not None and row[0] is not None else _mtime(path)
-        return InstanceSummary(agent=agent, name=name, title=title, last_activity=updated, messages=len(path_seqs))
+        return InstanceSummary(agent=agent, name=name, title=title, last_activity=updated, messages=len(path_seqs),
+                               addressable=addressable)
 
 
 @contextmanager

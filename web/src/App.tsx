@@ -61,7 +61,7 @@ function Shell({ info }: { info: ServerInfo }) {
   const [address, setAddress] = useState<Address>(() => initialAddress(info, conversations.list));
   const [drawer, setDrawer] = useState(false);
   const [showDemoNote, setShowDemoNote] = useState(true);
-  const [viewing, setViewing] = useState<Address | null>(null);
+  const [viewing, setViewing] = useState<(Address & { addressable: boolean }) | null>(null);
   const { remember, setTitle } = conversations;
   const server = useServerConversations(info.browse, info.agents, `${address.agent}/${address.name}/${drawer}`);
 
@@ -178,7 +178,7 @@ function Shell({ info }: { info: ServerInfo }) {
         conversations={conversations.list}
         server={server.list}
         onOpen={open}
-        onView={setViewing}
+        onView={(address, addressable) => setViewing({ ...address, addressable })}
         onForget={conversations.forget}
         onClose={() => setDrawer(false)}
       />
@@ -187,10 +187,14 @@ function Shell({ info }: { info: ServerInfo }) {
           agent={viewing.agent}
           name={viewing.name}
           onClose={() => setViewing(null)}
-          onOpen={() => {
-            setViewing(null);
-            open(viewing);
-          }}
+          onOpen={
+            viewing.addressable
+              ? () => {
+                  setViewing(null);
+                  open({ agent: viewing.agent, name: viewing.name });
+                }
+              : undefined
+          }
         />
       ) : null}
       <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />
@@ -239,7 +243,7 @@ function Sidebar({
   conversations: Conversation[];
   server: ServerConversation[] | null;
   onOpen: (address: Address) => void;
-  onView: (address: Address) => void;
+  onView: (address: Address, addressable: boolean) => void;
   onForget: (agent: string, name: string) => void;
   onClose: () => void;
 }) {
@@ -348,14 +352,14 @@ function ServerList({
   current: Address;
   server: ServerConversation[];
   onOpen: (address: Address) => void;
-  onView: (address: Address) => void;
+  onView: (address: Address, addressable: boolean) => void;
 }) {
   const several = info.agents.length > 1;
   const items = server.filter((c) => info.agents.includes(c.agent));
   const listed = items.some((c) => c.agent === current.agent && c.name === current.name);
   const all: ServerConversation[] = listed
     ? items
-    : [{ ...current, title: null, lastActivity: null, messages: 0 }, ...items];
+    : [{ ...current, title: null, lastActivity: null, messages: 0, addressable: true }, ...items];
   return (
     <nav className="recent server-list" aria-label="Conversations on the server">
       <h2>On the server</h2>
@@ -380,7 +384,9 @@ function ServerList({
                 type="button"
                 className="recent-item"
                 aria-current={active ? "page" : undefined}
-                onClick={() => onOpen({ agent: c.agent, name: c.name })}
+                onClick={() =>
+                  c.addressable ? onOpen({ agent: c.agent, name: c.name }) : onView({ agent: c.agent, name: c.name }, false)
+                }
               >
                 <span className="recent-title">{c.title ?? c.name}</span>
                 <span className="recent-meta">{meta.join(" · ")}</span>
@@ -391,7 +397,7 @@ function ServerList({
                   className="icon-btn recent-forget recent-view"
                   aria-label={`View the transcript of ${c.name}`}
                   title="Read the transcript (read-only, with its branches)"
-                  onClick={() => onView({ agent: c.agent, name: c.name })}
+                  onClick={() => onView({ agent: c.agent, name: c.name }, c.addressable)}
                 >
                   <Eye />
                 </button>

@@ -72,7 +72,8 @@ export function TranscriptViewer({
   agent: string;
   name: string;
   onClose: () => void;
-  onOpen: () => void;
+  /** Absent when the conversation cannot be opened by this name (see `addressable`). */
+  onOpen?: () => void;
 }) {
   const [branch, setBranch] = useState<string | undefined>(undefined);
   const [transcript, setTranscript] = useState<Transcript | null>(null);
@@ -105,9 +106,11 @@ export function TranscriptViewer({
             Read-only{transcript && !transcript.active ? " · not the active branch" : ""}
           </span>
           <span className="spacer" />
-          <button type="button" className="btn btn-secondary btn-small" onClick={onOpen}>
-            Open in chat
-          </button>
+          {onOpen ? (
+            <button type="button" className="btn btn-secondary btn-small" onClick={onOpen}>
+              Open in chat
+            </button>
+          ) : null}
           <button type="button" className="icon-btn" aria-label="Close transcript" onClick={onClose}>
             <Close />
           </button>

@@ -14,6 +14,8 @@ export type ServerConversation = {
   title: string | null;
   lastActivity: number | null;
   messages: number;
+  /** False when `name` is only the file stem of a name too long to keep (view it, not chat). */
+  addressable: boolean;
 };
 
 export type TranscriptEntry = {
@@ -63,6 +65,7 @@ export async function fetchConversations(agents: string[], signal?: AbortSignal)
       title: typeof item.title === "string" ? item.title : null,
       lastActivity: typeof item.last_activity === "number" ? item.last_activity : null,
       messages: typeof item.messages === "number" ? item.messages : 0,
+      addressable: item.addressable !== false,
     }))
     .sort((a, b) => (b.lastActivity ?? 0) - (a.lastActivity ?? 0));
 }
