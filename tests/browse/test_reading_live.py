@@ -47,3 +47,48 @@ async def test_listing_works_mid_turn_and_after_the_server_is_killed(filled: Fil
     shown = run_think("show", "notes/alice", "--data-dir", str(data_dir))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.rstrip().endswith("slow one, please")
+
+
+WRITER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA busy_timeout=5000")
+conn.execute("BEGIN IMMEDIATE")
+parent = conn.execute("SELECT s.leaf_id FROM think_sessions s WHERE s.id = ''").fetchone()[0]
+seq = conn.execute("SELECT seq FROM think_messages WHERE session_id = '' AND id = ?", (parent,)).fetchone()[0]
+for n in range(200):
+    seq = conn.execute("INSERT INTO think_messages (session_id, id, parent, role, body, created_at) "
+                       "VALUES ('', ?, ?, 'user', ?, ?) RETURNING seq",
+                       (f"uncommitted-{n}", seq, b'{"id":"x","role":"user","parts":[]}', time.time())).fetchone()[0]
+conn.execute("UPDATE think_sessions SET leaf_id = 'uncommitted-199' WHERE id = ''")
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_writer_holding_a_transaction_or_killed_inside_it_does_not_stop_a_listing(
+        filled: Filled, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from think.browse import agents_browser
+
+    data_dir, _ = filled
+    db = data_dir / "notes" / "alice.db"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "holding"
+        browser = agents_browser(data_dir)
+        alice = browser.instance("notes", "alice")  # no wait for the writer's lock, its rows unseen
+        assert (alice.messages, alice.title) == (4, "Plan the offsite")
+        assert len(browser.transcript("notes", "alice").messages) == 4
+        writer.send_signal(signal.SIGKILL)  # killed inside its transaction: nothing of it was committed
+        writer.wait(timeout=10)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait(timeout=10)
+    assert agents_browser(data_dir).instance("notes", "alice").messages == 4
+    assert "4 messages" in _alice_line(data_dir)
