@@ -71,7 +71,7 @@ def _hidden(tag: Tag) -> bool:
 def html_to_markdown(html: str, *, base_url: str | None = None, max_html_chars: int | None = None) -> tuple[str, bool]:
     """The readable text of an HTML page as markdown (links made absolute against `base_url`),
     and whether the page was cut: scripts and styles are dropped first, then at most
-    `max_html_chars` of what is left is converted (conversion costs about 2 ms per KB)."""
+    `max_html_chars` of what is left is converted (conversion costs 2-4 ms per KB)."""
     html = _SCRIPTS.sub(" ", html)
     cut = max_html_chars is not None and len(html) > max_html_chars
     if cut:

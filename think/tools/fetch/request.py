@@ -42,7 +42,7 @@ MAX_REDIRECTS = 5
 HTML_CHARS_PER_MODEL_CHAR = 16
 """At most this many characters of HTML (scripts and styles removed) are converted per character
 of `max_model_chars`: markup is rarely more than that, and converting text the model will never
-see would cost CPU (about 2 ms per KB)."""
+see would cost CPU (2-4 ms per KB)."""
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ABSOLUTE = re.compile(r"^https?://", re.IGNORECASE)
 USER_AGENT = f"think-agents/{__version__} (fetch tool)"
