@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import anyio
 import pytest
 from inline_snapshot import snapshot
 
@@ -203,6 +204,16 @@ async def test_grep_format(ws: Workspace, tools: dict[str, Tool]) -> None:
         "query": "exit(1)", "filesSearched": 1, "filesWithMatches": 1, "totalMatches": 1,
         "matches": [{"file": "/a.py", "line": 4, "context": "  3\tdef main():\n> 4\t    os.exit(1)\n  5\t"}]}
     assert await call(tools["grep"], query="(") == {"error": "Invalid regex: ("}
+
+
+async def test_a_catastrophic_pattern_is_stopped_and_the_next_search_works(ws: Workspace,
+                                                                           tools: dict[str, Tool]) -> None:
+    # (x+x+)+y over 5,000 x's backtracks for ages on a plain engine: it would hold the event loop.
+    await ws.write_file("/x.txt", "x" * 5000)
+    with anyio.fail_after(30):  # a guard against a hang, far above the 1 s budget
+        out = await call(tools["grep"], query="(x+x+)+y")
+    assert out == {"error": "the pattern '(x+x+)+y' took longer than 1 s to match: use a simpler one (or fixedString)"}
+    assert (await call(tools["grep"], query="x{3}"))["totalMatches"] == 1
 
 
 async def test_grep_limits(ws: Workspace, tools: dict[str, Tool]) -> None:

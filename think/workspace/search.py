@@ -2,23 +2,35 @@
 
 It needs only `glob` and `read_file` (the `GrepOps` protocol), so it searches any storage the
 tools can be pointed at. Files larger than `max_file_bytes` are skipped, and it stops after
-`max_matches` matching lines.
+`max_matches` matching lines. Patterns come from the model: they run on the `regex` engine with a
+time budget for the whole search, so a catastrophically backtracking one is stopped
+(`QueryTooSlow`) instead of blocking the agent's event loop.
 """
 
 from __future__ import annotations
 
-import re
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from think.workspace.operations import GrepOps
+
+if TYPE_CHECKING:
+    import regex
 
 MAX_MATCHES = 200
 MAX_FILE_BYTES = 1_048_576
 MAX_LINE_CHARS = 2000
+MATCH_BUDGET = 1.0
+"""Seconds of pattern matching one search may spend."""
 
 
 class InvalidQuery(ValueError):
     """The query is not a valid regular expression."""
+
+
+class QueryTooSlow(InvalidQuery):
+    """The pattern used up the search's time budget (catastrophic backtracking, most often)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +56,13 @@ class SearchResult:
     """Files larger than `max_file_bytes`, not searched."""
 
 
-def compile_query(query: str, *, fixed: bool = False, case_sensitive: bool = True) -> re.Pattern[str]:
-    flags = 0 if case_sensitive else re.IGNORECASE
+def compile_query(query: str, *, fixed: bool = False, case_sensitive: bool = True) -> regex.Pattern[str]:
+    import regex  # ~15 ms: loaded by the first search, not by `import think`
+
+    flags = 0 if case_sensitive else regex.IGNORECASE
     try:
-        return re.compile(re.escape(query) if fixed else query, flags)
-    except re.error as exc:
+        return regex.compile(regex.escape(query) if fixed else query, flags)
+    except regex.error as exc:
         raise InvalidQuery(f"Invalid regex: {query} ({exc})") from exc
 
 
@@ -58,14 +72,14 @@ def _cut(line: str) -> str:
 
 async def search_files(ops: GrepOps, query: str, *, include: str = "**/*", fixed: bool = False,
                        case_sensitive: bool = True, context_lines: int = 0, max_matches: int = MAX_MATCHES,
-                       max_file_bytes: int = MAX_FILE_BYTES) -> SearchResult:
+                       max_file_bytes: int = MAX_FILE_BYTES, budget: float = MATCH_BUDGET) -> SearchResult:
     """Lines matching `query` in the files matching `include`, in path order.
 
-    Raises `InvalidQuery` for a bad regex. Note: Python's `re` backtracks, so a pathological
-    pattern over a long line can take a long time; patterns come from the model, lines from files
-    of at most `max_file_bytes`.
+    Raises `InvalidQuery` for a bad regex, and `QueryTooSlow` when matching takes more than
+    `budget` seconds in all.
     """
-    regex = compile_query(query, fixed=fixed, case_sensitive=case_sensitive)
+    pattern = compile_query(query, fixed=fixed, case_sensitive=case_sensitive)
+    deadline = time.monotonic() + budget
     result = SearchResult(query=query)
     for info in await ops.glob(include):
         if result.total_matches >= max_matches:
@@ -84,7 +98,12 @@ async def search_files(ops: GrepOps, query: str, *, include: str = "**/*", fixed
         for index, line in enumerate(lines):
             if result.total_matches >= max_matches:
                 break
-            if regex.search(line) is None:
+            try:
+                hit = pattern.search(line, timeout=max(0.001, deadline - time.monotonic()))
+            except TimeoutError:
+                raise QueryTooSlow(f"the pattern {query!r} took longer than {budget:g} s to match: "
+                                   "use a simpler one (or fixedString)") from None
+            if hit is None:
                 continue
             if not found:
                 found = True

@@ -44,7 +44,7 @@ from think.workspace.operations import (
     ReadOps,
     WriteOps,
 )
-from think.workspace.search import InvalidQuery, search_files
+from think.workspace.search import InvalidQuery, QueryTooSlow, search_files
 
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
@@ -330,6 +330,8 @@ def create_grep_tool(*, ops: GrepOps) -> Tool:
         try:
             found = await search_files(ops, query, include=include or "**/*", fixed=fixedString,
                                        case_sensitive=caseSensitive, context_lines=contextLines or 0)
+        except QueryTooSlow as exc:
+            return {"error": str(exc)}
         except InvalidQuery:
             return {"error": f"Invalid regex: {query}"}
         result: Output = {

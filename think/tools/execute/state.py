@@ -8,11 +8,8 @@ then it writes them in one transaction.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-import regex
 
 from think.sandbox.host import HostCallRefused, HostFunction
 from think.workspace.errors import (
@@ -25,7 +22,7 @@ from think.workspace.errors import (
     QuotaExceeded,
     WorkspaceError,
 )
-from think.workspace.search import InvalidQuery
+from think.workspace.search import InvalidQuery, QueryTooSlow, search_files
 from think.workspace.workspace import Workspace
 
 GREP_BUDGET = 0.5
@@ -134,29 +131,17 @@ async def _plan_edits(workspace: Workspace, edits: Any) -> dict[str, Any]:
 
 
 async def _grep(workspace: Workspace, query: str, include: str, fixed: bool) -> dict[str, Any]:
-    """Lines matching `query`. The pattern is the guest's: it runs with a time budget (the `regex`
-    module stops a catastrophic backtracking pattern), never unbounded on the host."""
+    """Lines matching `query`, through the workspace's one search engine: the guest's pattern runs
+    with a time budget (a catastrophic backtracking pattern is stopped), never unbounded on the host."""
     try:
-        pattern = regex.compile(regex.escape(query) if fixed else query)
-    except regex.error as exc:
+        found = await search_files(workspace, query, include=include, fixed=fixed, max_matches=GREP_MAX_MATCHES,
+                                   max_file_bytes=GREP_MAX_FILE_BYTES, budget=GREP_BUDGET)
+    except QueryTooSlow as exc:
+        raise HostCallRefused(f"the pattern took longer than {GREP_BUDGET:g} s", "TimeoutError") from exc
+    except InvalidQuery as exc:
         raise HostCallRefused(f"invalid regex: {exc}", "ValueError") from exc
-    deadline = time.monotonic() + GREP_BUDGET
-    matches: list[dict[str, Any]] = []
-    total = 0
-    for info in await workspace.glob(include):
-        if info.type != "file" or info.size > GREP_MAX_FILE_BYTES:
-            continue
-        content = await workspace.read_file(info.path)
-        for number, line in enumerate((content or "").split("\n"), 1):
-            try:
-                hit = pattern.search(line, timeout=max(0.001, deadline - time.monotonic()))
-            except TimeoutError as exc:
-                raise HostCallRefused(f"the pattern took longer than {GREP_BUDGET:g} s", "TimeoutError") from exc
-            if hit is not None:
-                total += 1
-                if len(matches) < GREP_MAX_MATCHES:
-                    matches.append({"path": info.path, "line": number, "text": line[:500]})
-    return {"matches": matches, "total_matches": total, "truncated": total > len(matches)}
+    matches = [{"path": m.path, "line": m.line, "text": m.text[:500]} for m in found.matches]
+    return {"matches": matches, "total_matches": found.total_matches, "truncated": found.truncated}
 
 
 def _str(a: dict[str, Any], key: str) -> str:
