@@ -3,6 +3,11 @@ hook, and the agent's ledger (`Think.usage`), with cost where the price table kn
 
 from __future__ import annotations
 
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -102,3 +107,19 @@ def test_cost_of_unknown_models_is_none() -> None:
     assert cost_of("openai-compatible:http://localhost:1/v1#gpt-4o", input_tokens=10, output_tokens=1) is None
     assert cost_of("openai:gpt-4.1-mini", input_tokens=None, output_tokens=None) is None
     assert cost_of("openai:gpt-4.1-mini", input_tokens=1_000_000, output_tokens=0) == pytest.approx(0.4)
+
+
+def test_a_killed_turn_keeps_the_calls_it_finished(tmp_path: Path) -> None:
+    """SIGKILL during the second model call: the first call's usage is in the ledger already."""
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen([sys.executable, "-m", "tests.usage.killed_turn", str(tmp_path / "d")], cwd=root,
+                             env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "step 0 finished"  # the tool step, then a hanging call
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    with sqlite3.connect(tmp_path / "d" / "killed" / "k.db") as db:
+        rows = db.execute("SELECT step, model, input, output, reasoning, cached FROM think_usage").fetchall()
+    assert rows == [(0, "openai:gpt-4.1-mini", 1200, 30, None, 1000)]
