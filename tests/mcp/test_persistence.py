@@ -3,6 +3,7 @@ new `think serve` process), reconnected in the background; a dead one never stal
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,26 @@ async def test_a_turn_waits_for_a_hanging_server_only_as_long_as_configured(data
     finally:
         await listener.aclose()
         await runtime.close()
+
+
+def test_an_agent_without_mcp_servers_never_loads_the_sdk(tmp_path: Path) -> None:
+    # A fresh interpreter: a chat turn on an agent with no MCP servers must not import `mcp`.
+    code = (
+        "import sys, anyio\n"
+        "from think import Think\n"
+        "from think.runtime import EmbeddedRuntime\n"
+        "from think.testing import ScriptedModel\n"
+        "class Plain(Think):\n"
+        "    def get_model(self): return ScriptedModel(['hi'])\n"
+        "async def main():\n"
+        f"    runtime = EmbeddedRuntime({str(tmp_path)!r})\n"
+        "    async with runtime.lease(Plain, 'x') as agent:\n"
+        "        await agent.chat('hello')\n"
+        "        assert agent.messages[-1].role == 'assistant'\n"
+        "    await runtime.close()\n"
+        "anyio.run(main)\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

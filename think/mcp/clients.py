@@ -188,9 +188,11 @@ class MCPClients:
         return dict(self._offline)
 
     def _build(self, listed: Callable[[MCPConnection], Sequence[Any]]) -> dict[str, Tool]:
+        tools: dict[str, Tool] = {}
+        if not self.connections:
+            return tools  # an agent without MCP servers never loads the SDK (~0.8 s of imports)
         from think.mcp.tools import as_tool, tool_name
 
-        tools: dict[str, Tool] = {}
         for connection in self.connections.values():
             for mcp_tool in listed(connection):
                 name = tool_name(connection.spec.name, mcp_tool.name, tools)
