@@ -173,7 +173,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         runtime = shared_runtime(data_dir)
         runtime.claim()  # one process per data directory: this one holds it for its whole life
         exporting = otlp_requested(otel)
-        if exporting:
+        if exporting and not reload:  # with --reload, each worker installs its own (think.serve_reload)
             install_otlp()
         classes = load_agent_classes(targets)
         with console.status("Starting: resolving the model…"):
@@ -207,7 +207,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     _announce(console, lines, json=log_format.lower() == "json")
     if reload:
         _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
-                         log_level=log_level, log_format=log_format, access_log=access_log)
+                         log_level=log_level, log_format=log_format, access_log=access_log, otel=otel)
         return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
                             ws_max_size=16 * 1024 * 1024)
@@ -228,7 +228,8 @@ def _watched(targets: tuple[str, ...]) -> list[str]:
 
 
 def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str, port: int, data_dir: str | None,
-                     ui: bool, mcp: bool, browse: bool, log_level: str, log_format: str, access_log: bool) -> None:
+                     ui: bool, mcp: bool, browse: bool, log_level: str, log_format: str, access_log: bool,
+                     otel: bool) -> None:
     """Run uvicorn's change-reload supervisor over `sock`; workers build the app in
     `think.serve_reload.app` from the options passed in the environment."""
     import uvicorn
@@ -237,7 +238,7 @@ def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str
     from think.serve_reload import ENV, ServeOptions
 
     os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
-                                   browse).to_env()
+                                   browse, otel).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
                             log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
                             reload_dirs=_watched(targets))

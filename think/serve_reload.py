@@ -31,6 +31,7 @@ class ServeOptions:
     log_format: str
     access_log: bool
     browse: bool = False
+    otel: bool = False
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -68,6 +69,7 @@ def app() -> ASGIApp:
     """The served app, built anew in each worker process."""
     from think.cli import load_agent_classes
     from think.log_config import configure_logging
+    from think.observe.setup import install_otlp, otlp_requested
     from think.runtime.embedded import shared_runtime
     from think.server import create_app
 
@@ -76,6 +78,8 @@ def app() -> ASGIApp:
     configure_logging(options.log_level, "json" if options.log_format.lower() == "json" else "text",
                       access_log=options.access_log)
     shared_runtime(options.data_dir).claim()
+    if otlp_requested(options.otel):  # each worker exports its own spans
+        install_otlp()
     classes = load_agent_classes(tuple(options.targets))
     return create_app(agents=classes, data_dir=options.data_dir, ui=options.ui, mcp=options.mcp,
                       browse=options.browse)

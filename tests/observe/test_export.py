@@ -15,6 +15,7 @@ from tests.cli.test_serve_logs import READY, chat_once, model_env
 from tests.models.fake_llm_server import FakeLLMServer, serve_in_thread
 from tests.observe.collector import collector
 from tests.submissions.server_process import eventually
+from think.client import AgentClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,3 +87,18 @@ anyio.run(main)
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "quiet"
+
+
+async def test_serve_reload_with_otel_exports_from_its_worker(tmp_path: Path) -> None:
+    source = tmp_path / "reloaded_agent.py"
+    source.write_text("from think import Think\nfrom think.testing import ScriptedModel\n\n\n"
+                      "class Reloaded(Think):\n    def get_model(self):\n        return ScriptedModel(['hello'])\n")
+    with collector() as otlp:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url, "OTEL_BSP_SCHEDULE_DELAY": "50",
+               "THINK_DATA_DIR": str(tmp_path / "d")}
+        with logged_serve([str(source)], env, tmp_path / "serve.log", "--reload", "--otel",
+                          ready_path="/agents/reloaded/probe/get-messages") as server:
+            async with AgentClient.connect(f"{server.ws}/agents/reloaded/alice", call_timeout=10) as client:
+                await (await client.send_chat("hi"))
+            await eventually(lambda: "invoke_agent reloaded" in otlp.span_names())
+    assert "chat scripted" in otlp.span_names()
