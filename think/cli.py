@@ -132,6 +132,9 @@ def main() -> None:
               help="Where agents keep their SQLite files [default: $THINK_DATA_DIR or .think].")
 @click.option("--ui/--no-ui", default=True, show_default=True, help="Serve the web UI at /.")
 @click.option("--mcp", is_flag=True, help="Also serve the agents as an MCP server (streamable HTTP) at /mcp.")
+@click.option("--mcp-allowed-host", "mcp_hosts", multiple=True, metavar="NAME[:PORT]",
+              help="A Host header /mcp answers besides loopback names and --host (repeatable; NAME:* for any "
+                   "port). The MCP endpoint refuses other hosts (DNS-rebinding guard).")
 @click.option("--browse/--no-browse", default=None,
               help="Serve the agents browser at /_think/agents (read-only listing of the data directory) "
                    "[default: on for a loopback --host or when THINK_BROWSE_TOKEN is set].")
@@ -149,8 +152,8 @@ def main() -> None:
               help="Development: restart the server when a Python file in the working directory "
                    "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
-          browse: bool | None, log_level: str, log_format: str, access_log: bool, otel: bool, debug: bool,
-          reload: bool) -> None:
+          mcp_hosts: tuple[str, ...], browse: bool | None, log_level: str, log_format: str, access_log: bool,
+          otel: bool, debug: bool, reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -181,7 +184,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         if reload:
             runtime.release()  # checked free; each reloading worker claims it in turn
         else:
-            app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse)
+            app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
+                             mcp_allowed_hosts=mcp_allowed_hosts(host, mcp_hosts))
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
     except Exception as exc:
         if explain(exc) is None:
@@ -194,6 +198,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
               for cls in classes]
     if mcp:
         lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
+        if host in ("0.0.0.0", "::") and not mcp_hosts:
+            lines.append("        answers loopback Host names only: add --mcp-allowed-host <name> for the others")
     if browse:
         guarded = "token required" if os.environ.get("THINK_BROWSE_TOKEN") else "no token: anyone who reaches it"
         lines.append(f"  browse http://{shown}:{port}/_think/agents  (read-only; {guarded})")
@@ -206,7 +212,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
                      + ", ".join(_watched(targets)))
     _announce(console, lines, json=log_format.lower() == "json")
     if reload:
-        _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
+        _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp,
+                         mcp_hosts=mcp_allowed_hosts(host, mcp_hosts), browse=browse,
                          log_level=log_level, log_format=log_format, access_log=access_log, otel=otel)
         return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
@@ -221,6 +228,16 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
 
 
+def mcp_allowed_hosts(host: str, extra: tuple[str, ...]) -> list[str] | None:
+    """The Host headers `/mcp` answers besides loopback names: `extra`, and the `--host` itself
+    when it is a name or address of its own (not loopback, not a wildcard). None: loopback only."""
+    hosts = list(extra)
+    if host not in ("0.0.0.0", "::") and not _loopback(host):
+        shown = f"[{host}]" if ":" in host else host
+        hosts += [shown, f"{shown}:*"]
+    return hosts or None
+
+
 def _watched(targets: tuple[str, ...]) -> list[str]:
     from think.serve_reload import watched_dirs
 
@@ -228,8 +245,8 @@ def _watched(targets: tuple[str, ...]) -> list[str]:
 
 
 def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str, port: int, data_dir: str | None,
-                     ui: bool, mcp: bool, browse: bool, log_level: str, log_format: str, access_log: bool,
-                     otel: bool) -> None:
+                     ui: bool, mcp: bool, mcp_hosts: list[str] | None, browse: bool, log_level: str,
+                     log_format: str, access_log: bool, otel: bool) -> None:
     """Run uvicorn's change-reload supervisor over `sock`; workers build the app in
     `think.serve_reload.app` from the options passed in the environment."""
     import uvicorn
@@ -238,7 +255,7 @@ def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str
     from think.serve_reload import ENV, ServeOptions
 
     os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
-                                   browse, otel).to_env()
+                                   browse, otel, mcp_hosts).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
                             log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
                             reload_dirs=_watched(targets))

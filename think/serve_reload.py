@@ -32,6 +32,7 @@ class ServeOptions:
     access_log: bool
     browse: bool = False
     otel: bool = False
+    mcp_hosts: list[str] | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -82,7 +83,7 @@ def app() -> ASGIApp:
         install_otlp()
     classes = load_agent_classes(tuple(options.targets))
     return create_app(agents=classes, data_dir=options.data_dir, ui=options.ui, mcp=options.mcp,
-                      browse=options.browse)
+                      browse=options.browse, mcp_allowed_hosts=options.mcp_hosts)
 
 
 def _end_with_parent() -> None:

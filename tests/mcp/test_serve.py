@@ -11,11 +11,14 @@ from pathlib import Path
 
 import anyio
 import orjson
+import pytest
 from mcp import Client
+from starlette.testclient import TestClient
 
 from tests.chat.live_server import serve_in_thread
 from tests.mcp.conftest import ROOT, env, free_port
 from think import Think, callable
+from think.cli import mcp_allowed_hosts
 from think.models.base import ModelRequest
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.runtime import EmbeddedRuntime
@@ -153,3 +156,33 @@ async def test_think_serve_mcp(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "host-check", "version": "0"}}}
+
+
+@pytest.mark.parametrize(("allowed", "host", "status"), [
+    (None, "127.0.0.1:8000", 200),
+    (None, "agents.example", 421),  # the default: loopback Host names only
+    (["agents.example"], "agents.example", 200),
+    (["agents.example"], "agents.example:8443", 421),
+    (["agents.example:*"], "agents.example:8443", 200),
+    (["agents.example:*"], "evil.example:8443", 421),
+])
+def test_the_mcp_endpoint_answers_the_hosts_it_is_told_to(tmp_path: Path, allowed: list[str] | None, host: str,
+                                                            status: int) -> None:
+    app = create_app([Helper], runtime=EmbeddedRuntime(tmp_path / "data", idle_timeout=60), mcp=True,
+                     mcp_allowed_hosts=allowed)
+    with TestClient(app, base_url=f"http://{host}") as client:
+        response = client.post("/mcp", json=INITIALIZE,
+                               headers={"accept": "application/json, text/event-stream"})
+    assert response.status_code == status, response.text
+
+
+def test_think_serve_allows_its_own_host_name() -> None:
+    assert mcp_allowed_hosts("127.0.0.1", ()) is None and mcp_allowed_hosts("0.0.0.0", ()) is None
+    assert mcp_allowed_hosts("10.0.0.5", ()) == ["10.0.0.5", "10.0.0.5:*"]
+    assert mcp_allowed_hosts("::", ("agents.example",)) == ["agents.example"]
+    assert mcp_allowed_hosts("fd00::5", ()) == ["[fd00::5]", "[fd00::5]:*"]

@@ -147,13 +147,31 @@ def agents_mcp_server(runtime: AgentRuntime, classes: Sequence[type[Agent]]) -> 
     return server
 
 
-def mcp_routes(runtime: AgentRuntime, classes: Sequence[type[Agent]],
-               path: str = "/mcp") -> tuple[list[BaseRoute], AbstractAsyncContextManager[None]]:
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+def transport_security(allowed_hosts: Sequence[str] | None) -> Any:
+    """The SDK's DNS-rebinding guard for the endpoint: requests whose `Host` header is not one of
+    `allowed_hosts` (`name` or `name:port`, `*` for any port) are refused, as are browser requests
+    from other origins. None keeps the SDK's own rule (loopback names only)."""
+    if allowed_hosts is None:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, *allowed_hosts]))
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+def mcp_routes(runtime: AgentRuntime, classes: Sequence[type[Agent]], path: str = "/mcp", *,
+               allowed_hosts: Sequence[str] | None = None) -> tuple[list[BaseRoute], AbstractAsyncContextManager[None]]:
     """The routes of the streamable HTTP endpoint at `path`, and the context manager to run
-    around the app's life (the SDK's session manager)."""
+    around the app's life (the SDK's session manager). See `transport_security` for
+    `allowed_hosts`."""
     server = agents_mcp_server(runtime, classes)
-    app = server.streamable_http_app(streamable_http_path=path)
+    app = server.streamable_http_app(streamable_http_path=path, transport_security=transport_security(allowed_hosts))
     return list(app.routes), server.session_manager.run()
 
 
-__all__ = ["agents_mcp_server", "answer_text", "mcp_routes"]
+__all__ = ["agents_mcp_server", "answer_text", "mcp_routes", "transport_security"]

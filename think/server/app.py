@@ -270,6 +270,7 @@ def create_app(
     idle_timeout: float = 60.0,
     ui: bool = False,
     mcp: bool = False,
+    mcp_allowed_hosts: Sequence[str] | None = None,
     browse: bool = False,
     browse_token: str | None = None,
     on_browse: BrowseHook | None = None,
@@ -288,6 +289,9 @@ def create_app(
     * `ui`: also serve the chat web UI at `/` (see `think.web`).
     * `mcp`: also serve the agents as an MCP server (streamable HTTP) at `/mcp`: a tool
       `chat_<agent>` per chat agent class and its transcripts as resources (see `think.mcp.serve`).
+      The endpoint answers only requests whose `Host` is a loopback name (DNS-rebinding guard)
+      unless `mcp_allowed_hosts` names more (`"agents.example.com"`, `"10.0.0.5:8000"`, `:*` for
+      any port).
     * `browse`: also serve the agents browser at `/_think/agents` (off by default): a read-only
       listing of the data directory's agents, instances and transcripts (see `think.browse.routes`).
       Readers need `browse_token` (default `THINK_BROWSE_TOKEN`) as a Bearer token when one is
@@ -324,7 +328,7 @@ def create_app(
     if mcp:
         from think.mcp.serve import mcp_routes  # only servers that serve MCP load the SDK
 
-        extra, mcp_running = mcp_routes(registry.runtime, list(classes.values()))
+        extra, mcp_running = mcp_routes(registry.runtime, list(classes.values()), allowed_hosts=mcp_allowed_hosts)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
