@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from tests.shared_tools import add
+from tests.submissions.server_process import eventually
 from think import Think, TurnResult, open_agent, tool
+from think.recovery import ChatRecoveryPolicy
 from think.testing import ScriptedModel, call, usage
 from think.usage import TurnUsage, cost_of
 
@@ -109,10 +112,23 @@ def test_cost_of_unknown_models_is_none() -> None:
     assert cost_of("openai:gpt-4.1-mini", input_tokens=1_000_000, output_tokens=0) == pytest.approx(0.4)
 
 
-def test_a_killed_turn_keeps_the_calls_it_finished(tmp_path: Path) -> None:
-    """SIGKILL during the second model call: the first call's usage is in the ledger already."""
+class Killed(Think):
+    """The agent of tests/usage/killed_turn.py, after the restart: it finishes the answer."""
+
+    chat_recovery = ChatRecoveryPolicy(backoff=0.0)
+    model = ScriptedModel([[" 3.", usage(input=1300, output=2)]], model_id="openai:gpt-4.1-mini")
+
+    def get_model(self) -> ScriptedModel:
+        return self.model
+
+    def get_tools(self) -> list[Any]:
+        return [add]
+
+
+def _kill_during_the_second_call(data: Path) -> list[tuple[object, ...]]:
+    """Run tests/usage/killed_turn.py until its tool step finished, SIGKILL it, and read the ledger."""
     root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen([sys.executable, "-m", "tests.usage.killed_turn", str(tmp_path / "d")], cwd=root,
+    child = subprocess.Popen([sys.executable, "-m", "tests.usage.killed_turn", str(data)], cwd=root,
                              env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
@@ -120,6 +136,21 @@ def test_a_killed_turn_keeps_the_calls_it_finished(tmp_path: Path) -> None:
         child.send_signal(signal.SIGKILL)
     finally:
         child.wait(timeout=30)
-    with sqlite3.connect(tmp_path / "d" / "killed" / "k.db") as db:
-        rows = db.execute("SELECT step, model, input, output, reasoning, cached FROM think_usage").fetchall()
+    with sqlite3.connect(data / "killed" / "k.db") as db:
+        return db.execute("SELECT step, model, input, output, reasoning, cached FROM think_usage").fetchall()
+
+
+async def test_a_killed_turn_keeps_the_calls_it_finished(tmp_path: Path) -> None:
+    """SIGKILL during the second model call: the first call's usage is in the ledger already, and
+    the recovered answer's metadata counts it with the call that finished the answer."""
+    rows = _kill_during_the_second_call(tmp_path / "d")
     assert rows == [(0, "openai:gpt-4.1-mini", 1200, 30, None, 1000)]
+
+    async with open_agent(Killed, "k", data_dir=tmp_path / "d") as agent:  # the restart recovers the turn
+        # (How much of "The answer is" the killed process had stored varies; the continuation ends it.)
+        await eventually(lambda: agent.messages[-1].text.endswith(" 3.") and not agent.is_busy())
+        stored = agent.messages[-1].metadata["usage"]
+        assert [(s["inputTokens"], s["outputTokens"]) for s in stored["steps"]] == [(1200, 30), (1300, 2)]
+        assert (stored["inputTokens"], stored["outputTokens"]) == (2500, 32)
+        totals = agent.usage()
+        assert (totals.calls, totals.input_tokens, totals.output_tokens) == (2, 2500, 32)

@@ -125,7 +125,9 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     stall = agent.recovery.watchdog(turn, extras.stall_timeout_ms)
     from think.usage.meter import TurnUsage, UsageMeter  # loaded with the first turn, not with `import think`
 
-    meter = UsageMeter(TurnUsage.of_message(base.metadata) if base is not None else None,
+    # A recovered answer starts from the calls its message already made (the ledger has them even
+    # when a kill cut the turn before its usage reached the message).
+    meter = UsageMeter(TurnUsage(agent.usage_ledger.message_steps(base.id)) if base is not None else None,
                        on_step=lambda step, index: agent.usage_ledger.record(
                            step, request_id=request_id, session_id=turn.session_id, message_id=message_id, index=index))
 

@@ -92,6 +92,13 @@ class UsageLedger:
                 (time.time(), request_id, session_id, message_id, index, step.model, step.input_tokens,
                  step.output_tokens, step.reasoning_tokens, step.cached_input_tokens))
 
+    def message_steps(self, message_id: str) -> tuple[StepUsage, ...]:
+        """The calls recorded for a message, in order (what a recovered answer already used)."""
+        rows = self.db.connection.execute(
+            "SELECT model, input, output, reasoning, cached FROM think_usage WHERE message_id = ? ORDER BY seq",
+            (message_id,)).fetchall()
+        return tuple(StepUsage(m, i, o, r, c) for m, i, o, r, c in rows)
+
     def totals(self, since: datetime | float | None = None) -> UsageTotals:
         at = since.timestamp() if isinstance(since, datetime) else float(since or 0.0)
         conn = self.db.connection

@@ -7,8 +7,8 @@ The assistant message keeps it in `metadata["usage"]`, in the AI SDK's camelCase
      "steps": [{"model": "openai:gpt-4.1-mini", "inputTokens": 400, "outputTokens": 40, …}, …]}
 
 A count the provider did not report is left out (None in Python); `costUsd` is left out when the
-price of any step is unknown. `UsageMeter` adds a turn's steps as they finish (starting from what
-a recovered message already holds) and writes each one to the agent's usage ledger.
+price of any step is unknown. `UsageMeter` adds a turn's steps as they finish (starting from the
+calls the ledger has for a recovered message) and writes each one to the agent's usage ledger.
 """
 
 from __future__ import annotations
