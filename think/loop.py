@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
+from think.hook_results import step_config
 from think.hooks import LoopHooks, NoHooks, StepContext, StepRecord, StopCondition, ToolCall
 from think.messages import JSONObject
 from think.models.base import (
@@ -119,8 +120,9 @@ async def run_loop(
             for c in pending for o in [outcomes[c.id]]]))
     for step_number in range(max(1, max_steps)):
         step_model, system, step_tools, step_request = model, request.system, tools, request
-        config = await hooks.before_step(StepContext(step_number=step_number, steps=tuple(result.steps),
-                                                     model=model, system=system, messages=tuple(messages)))
+        config = step_config(await hooks.before_step(StepContext(
+            step_number=step_number, steps=tuple(result.steps), model=model, system=system,
+            messages=tuple(messages))))
         if config is not None:
             if config.model is not None:
                 step_model = resolve_model(config.model) if resolve_model else config.model  # type: ignore[assignment]

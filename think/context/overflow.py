@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from think.errors import ContextOverflow
+from think.hook_results import step_config
 from think.hooks import (
     LoopHooks,
     StepConfig,
@@ -114,7 +115,7 @@ class ContextGuard:
                 messages = history + list(ctx.messages[self.base_messages:])
                 self.base_messages = len(history)
                 ctx = replace(ctx, messages=tuple(messages))
-        config = await self.hooks.before_step(ctx)
+        config = step_config(await self.hooks.before_step(ctx))
         if messages is not None and (config is None or config.messages is None):
             config = replace(config or StepConfig(), messages=messages)
         return config

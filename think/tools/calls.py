@@ -20,6 +20,7 @@ import anyio
 import orjson
 
 from think import observe
+from think.hook_results import tool_decision
 from think.hooks import (
     Allow,
     Block,
@@ -143,10 +144,10 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
     outcome: ToolResult | None = None
     decision: ToolDecision | None = None
     try:
-        decision = await hooks.before_tool_call(ToolCallContext(call=call, step_number=step_number,
-                                                                messages=messages,
-                                                                request_id=base_ctx.request_id))
-    except Exception as exc:  # a hook that raises becomes this call's error
+        decision = tool_decision(await hooks.before_tool_call(ToolCallContext(
+            call=call, step_number=step_number, messages=messages, request_id=base_ctx.request_id)))
+    except Exception as exc:  # a hook that raises (or answers nonsense) becomes this call's error
+        log.warning("before_tool_call for %s (%s) failed: %s", c.name, c.id, exc)
         outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")
     if outcome is None:
         match decision:

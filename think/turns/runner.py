@@ -20,6 +20,7 @@ from think.attachments import ReplyAttachments
 from think.context.convert import repair_interrupted_tools
 from think.context.overflow import ContextGuard, compact_for_retry
 from think.context.prompt import with_capabilities
+from think.hook_results import turn_config
 from think.hooks import ChatErrorContext, ChatErrorStage, TurnConfig, TurnContext
 from think.loop import LoopResult, run_loop
 from think.messages import JSONObject, Message
@@ -260,9 +261,9 @@ async def _prepare(agent: Think, turn: TurnRequest,
     system = with_capabilities(system, tools)
     if not model_messages:
         raise ValueError("No messages to send to the model: save a user message first.")
-    config = await agent.before_turn(TurnContext(system=system, messages=tuple(model_messages), tools=tools,
-                                                 model=model, continuation=turn.continuation, body=turn.body,
-                                                 request_id=turn.request_id))
+    config = turn_config(await agent.before_turn(TurnContext(
+        system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
+        body=turn.body, request_id=turn.request_id)))
     max_steps, send_reasoning = agent.max_steps, agent.send_reasoning
     if config is not None:
         if config.model is not None:
