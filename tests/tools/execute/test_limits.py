@@ -24,7 +24,6 @@ BATTERY = [
     ("'a' * (2 * 1024 ** 3)", "MemoryError"),
     ("def f(n):\n    return f(n + 1)\nf(0)", "RecursionError"),
     ("for i in range(10000):\n    tools.get_weather(city='x')", "host-call limit reached: at most 50 calls"),
-    ("state.write_file('/x.txt', 'x' * 5000)\nstate.grep(r'(x+x+)+y')", "TimeoutError: the pattern took longer"),
 ]
 
 
@@ -32,12 +31,17 @@ class Boxed(Think):
     model: ClassVar[ScriptedModel] = ScriptedModel([])
     workspace_bash = False
     max_steps = 20
+    timeout: ClassVar[float] = 2
 
     def get_model(self) -> ScriptedModel:
         return type(self).model
 
     def get_tools(self) -> list[Any]:
-        return [get_weather, create_execute_tool(self, timeout=2, max_host_calls=50, max_output=2000)]
+        return [get_weather, create_execute_tool(self, timeout=self.timeout, max_host_calls=50, max_output=2000)]
+
+
+class RoomyBox(Boxed):
+    timeout: ClassVar[float] = 30  # the grep budget (0.5 s) must be what stops it, however loaded the machine
 
 
 def escaped() -> bool:
@@ -63,3 +67,15 @@ async def test_every_escape_and_limit_is_a_result_and_the_agent_keeps_working(da
         # what the model got back for the timeout is in its next request
         assert "TimeoutError" in str(Boxed.model.requests[7].messages)
     assert not escaped() and canary.hits == []
+
+
+async def test_a_catastrophic_grep_pattern_is_stopped_by_its_budget_and_the_next_call_works(data_dir: Path) -> None:
+    RoomyBox.model = ScriptedModel([
+        call("execute", code="state.write_file('/x.txt', 'x' * 5000)\nstate.grep(r'(x+x+)+y')"),
+        call("execute", code="state.grep('x{3}')['total_matches']"), "Contained."])
+    async with open_agent(RoomyBox, "g", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["Search"])
+        assert result.status == "completed"
+        slow, after = (p.output for p in execute_parts(agent.messages))
+        assert slow["ok"] is False and "TimeoutError: the pattern took longer than 0.5 s" in slow["error"], slow
+        assert after["ok"] is True and after["value"] == 1
