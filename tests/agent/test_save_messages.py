@@ -238,13 +238,22 @@ async def test_a_blocking_turn_api_inside_a_turn_raises_a_clear_error(data_dir: 
         assert agent.messages[-1].tool_parts[0].state == "output-error"
 
 
-@pytest.mark.parametrize("bad", ["just text", 42])
-async def test_save_messages_rejects_non_lists(data_dir: Path, bad: object) -> None:
+@pytest.mark.parametrize("bad", [42, None, 3.5])
+async def test_save_messages_rejects_what_is_not_a_message(data_dir: Path, bad: object) -> None:
     from think import ProtocolError
 
     async with open_agent(Echo, "bad", data_dir=data_dir) as agent:
         with pytest.raises(ProtocolError):
             await agent.save_messages(bad)  # type: ignore[arg-type]
+
+
+async def test_save_messages_takes_a_plain_string_like_chat_does(data_dir: Path) -> None:
+    async with open_agent(Echo, "text", data_dir=data_dir) as agent:
+        result = await agent.save_messages("hello there")
+        assert result.status == "completed"
+        assert [(m.role, m.text) for m in agent.messages][0] == ("user", "hello there")
+        await agent.save_messages(Message.user("a Message works too", id="one"))
+        assert [m.id for m in agent.messages if m.role == "user"][-1] == "one"
 
 
 async def test_regenerate_makes_a_sibling_answer_and_keeps_the_old_one(data_dir: Path) -> None:

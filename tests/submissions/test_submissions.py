@@ -107,7 +107,17 @@ async def test_list_delete_and_filters(data_dir: Path) -> None:
         await agent.cancel_submission(pending.submission_id)
 
 
-@pytest.mark.parametrize("bad", [[], "just text", Message.user("one message"), lambda history: ["x"], 42])
+async def test_a_plain_string_is_submitted_as_one_user_message(data_dir: Path) -> None:
+    async with open_agent(Ledgered, "text", data_dir=data_dir) as agent:
+        submission = await agent.submit_messages("webhook fired")
+        one = await agent.submit_messages(Message.user("one message", id="m1"))
+        await agent.wait_for_submission(one.submission_id, timeout=5)
+        assert (await agent.wait_for_submission(submission.submission_id, timeout=5)).status == "completed"
+        assert [(m.role, m.text) for m in agent.messages if m.role == "user"] == [
+            ("user", "webhook fired"), ("user", "one message")]
+
+
+@pytest.mark.parametrize("bad", [[], "", lambda history: ["x"], 42])
 async def test_bad_submissions_are_refused_and_nothing_is_stored(data_dir: Path, bad: object) -> None:
     async with open_agent(Ledgered, "bad", data_dir=data_dir) as agent:
         with pytest.raises(ProtocolError):

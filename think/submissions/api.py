@@ -19,11 +19,12 @@ class SubmissionAPI:
 
     submissions: Submissions
 
-    async def submit_messages(self, messages: Sequence[MessageLike], *, submission_id: str | None = None,
+    async def submit_messages(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
                               idempotency_key: str | None = None, metadata: Any = None,
                               session: str = "") -> Submission:
         """Accept a turn durably and return at once, before the model runs (safe inside turns).
 
+        `messages` is one message (a string is a user message) or a list of them.
         The messages are stored in the ledger and appended to the session when the submission's
         turn starts, after every submission accepted before it. A known `submission_id` or
         `idempotency_key` returns the existing record with `accepted=False` instead of a second

@@ -80,11 +80,13 @@ class Submissions:
 
     # ---- accepting -------------------------------------------------------------------------------
 
-    async def submit(self, messages: Sequence[MessageLike], *, submission_id: str | None = None,
+    async def submit(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
                      idempotency_key: str | None = None, metadata: Any = None, session: str = "") -> Submission:
-        if callable(messages) or isinstance(messages, str | Message | dict) or not isinstance(messages, Sequence):
-            raise ProtocolError("submit_messages takes a list of messages (a function cannot be stored durably); "
-                                f"got {type(messages).__name__}")
+        if isinstance(messages, str | Message | dict):
+            messages = [messages] if messages != "" else []
+        if callable(messages) or not isinstance(messages, Sequence):
+            raise ProtocolError("submit_messages takes a message (a string, a Message, a dict) or a list of them "
+                                f"(a function cannot be stored durably); got {type(messages).__name__}")
         if not messages:
             raise ProtocolError("submit_messages needs at least one message")
         for value, what in ((submission_id, "submission_id"), (idempotency_key, "idempotency_key")):

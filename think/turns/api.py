@@ -67,7 +67,7 @@ class TurnAPI:
 
     async def save_messages(
         self,
-        messages: Sequence[MessageLike] | Callable[[list[Message]], Sequence[MessageLike]],
+        messages: MessageLike | Sequence[MessageLike] | Callable[[list[Message]], Sequence[MessageLike]],
         *,
         request_id: str | None = None,
         body: JSONObject | None = None,
@@ -76,7 +76,7 @@ class TurnAPI:
     ) -> TurnResult:
         """Save messages (usually a user message) and run a turn that answers them.
 
-        A function instead of a list is called with the transcript when the turn reaches the front
+        `messages` is one message (a string is a user message) or a list of them. A function instead of a list is called with the transcript when the turn reaches the front
         of the queue. Returns when the reply is persisted: `status` is `completed`, `error`,
         `aborted` (cancelled) or `skipped` (the chat was cleared while it waited). `session` is
         the id of the session to use (default: the root session, the chat transcript); setting
@@ -90,10 +90,11 @@ class TurnAPI:
 
             payload: Any = resolved
         else:
-            if isinstance(messages, str | Message | dict) or not isinstance(messages, Sequence):
-                raise ProtocolError("save_messages takes a list of messages (or a function returning one); "
-                                    f"got {type(messages).__name__}")
-            payload = [to_message(m) for m in messages]
+            listed = [messages] if isinstance(messages, str | Message | dict) else messages
+            if not isinstance(listed, Sequence):
+                raise ProtocolError("save_messages takes a message (a string, a Message, a dict), a list of them "
+                                    f"or a function returning one; got {type(messages).__name__}")
+            payload = [to_message(m) for m in listed]
         return await callbacks.run_with_signal(self._think, TurnRequest(
             request_id=request_id or new_request_id(), messages=payload, body=body, session_id=session), signal)
 
@@ -137,8 +138,7 @@ class TurnAPI:
         if mode == "submit":
             if input is None or continuation or callable(input):
                 raise ProtocolError("run_turn(mode='submit') takes an input: a message or a list of messages")
-            listed = [input] if isinstance(input, str | Message | dict) else input
-            return await self._think.submit_messages(listed, submission_id=submission_id,
+            return await self._think.submit_messages(input, submission_id=submission_id,
                                               idempotency_key=idempotency_key, metadata=metadata, session=session)
         if mode not in ("wait", "stream"):
             raise ProtocolError(f"run_turn mode must be 'wait', 'submit' or 'stream', not {mode!r}")
