@@ -251,7 +251,7 @@ async def test_save_messages_takes_a_plain_string_like_chat_does(data_dir: Path)
     async with open_agent(Echo, "text", data_dir=data_dir) as agent:
         result = await agent.save_messages("hello there")
         assert result.status == "completed"
-        assert [(m.role, m.text) for m in agent.messages][0] == ("user", "hello there")
+        assert (agent.messages[0].role, agent.messages[0].text) == ("user", "hello there")
         await agent.save_messages(Message.user("a Message works too", id="one"))
         assert [m.id for m in agent.messages if m.role == "user"][-1] == "one"
 
