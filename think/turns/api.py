@@ -77,7 +77,8 @@ class TurnAPI:
         """Save messages (usually a user message) and run a turn that answers them.
 
         `messages` is one message (a string is a user message) or a list of them. A function
-        instead is called with the transcript when the turn reaches the front of the queue. Returns when the reply is persisted: `status` is `completed`, `error`,
+        instead is called with the transcript when the turn reaches the front of the queue.
+        Returns when the reply is persisted: `status` is `completed`, `error`,
         `aborted` (cancelled) or `skipped` (the chat was cleared while it waited). `session` is
         the id of the session to use (default: the root session, the chat transcript); setting
         `signal` (an `anyio.Event`) cancels the turn.
