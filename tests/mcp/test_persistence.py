@@ -3,6 +3,7 @@ new `think serve` process), reconnected in the background; a dead one never stal
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -265,3 +266,18 @@ def test_an_agent_without_mcp_servers_never_loads_the_sdk(tmp_path: Path) -> Non
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+async def test_a_server_coming_up_is_one_log_line_without_its_query_string(
+        data_dir: Path, demo_server: DemoServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="think.mcp")
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Waiting, "logged") as agent:
+            added = await agent.add_mcp_server("demo", demo_server.url + "?token=s3cret")
+            assert added["state"] == "ready"
+    finally:
+        await runtime.close()
+    [ready] = [r.getMessage() for r in caplog.records if "is ready" in r.getMessage()]
+    assert ready.startswith(f"MCP server demo ({demo_server.url}) is ready: ") and " tools, " in ready
+    assert "s3cret" not in caplog.text

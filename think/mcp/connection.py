@@ -106,7 +106,7 @@ class MCPConnection:
                 error = "the connection ended"
             except Exception as exc:
                 error = describe(exc)
-            log.info("MCP server %s (%s) is unavailable: %s", self.spec.name, self.spec.server_url, error)
+            log.info("MCP server %s (%s) is unavailable: %s", self.spec.name, _shown(self.spec.server_url), error)
             self.tools, self.prompts, self.resources = [], [], []
             self._set("failed", error)
             attempt = 0 if self._reached_ready else attempt
@@ -137,6 +137,9 @@ class MCPConnection:
                         ready.set()
                         self._reached_ready = True
                         self._set("ready")
+                        log.info("MCP server %s (%s) is ready: %d tools, %d prompts, %d resources", self.spec.name,
+                                 _shown(self.spec.server_url), len(self.tools), len(self.prompts),
+                                 len(self.resources))
                         await self._serve(client, events)
                 watch.cancel_scope.cancel()
         finally:
@@ -263,3 +266,15 @@ async def _racing(ended: anyio.Event, server: str, timeout: float,  # noqa: ASYN
     if ended.is_set() or not failure:
         raise MCPServerUnavailable(f"MCP server {server!r} dropped the connection during the call")
     raise failure[0]
+
+
+def _shown(url: str) -> str:
+    """A server's address as logs show it: without a query string or user info (they can hold keys)."""
+    if not url.startswith(("http://", "https://")):
+        return url  # stdio: the command line
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
