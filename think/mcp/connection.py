@@ -195,9 +195,14 @@ class MCPConnection:
                         timeout: float) -> CallToolResult:  # noqa: ASYNC109
         """Call a tool; `MCPServerUnavailable` if the server is not ready or drops meanwhile,
         `TimeoutError` after `timeout` seconds."""
+        from think import observe
+
         client, ended = self._ready_client()
-        return await _racing(ended, self.spec.name, timeout,
-                             lambda: client.call_tool(name, arguments, read_timeout_seconds=timeout))
+        with observe.mcp_call(self.spec.name, name, self.spec.transport) as span:  # records a raised error itself
+            result = await _racing(ended, self.spec.name, timeout,
+                                   lambda: client.call_tool(name, arguments, read_timeout_seconds=timeout))
+            span.finished("error" if result.is_error else "ok", "the tool answered isError")
+            return result
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None, *,
                          timeout: float) -> GetPromptResult:  # noqa: ASYNC109

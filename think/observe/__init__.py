@@ -9,7 +9,8 @@ arguments/results are recorded only with `set_capture_content(True)` or
 first turn, not with `import think`.
 
 The span tree of a turn: `invoke_agent <agent>` → `chat <model>` per model call and
-`execute_tool <tool>` per tool call; a sub-agent call (`sub_agent <type>`, inside the parent's
+`execute_tool <tool>` per tool call (an MCP server's tool holds a `mcp.call_tool <server>/<tool>`);
+a sub-agent call (`sub_agent <type>`, inside the parent's
 `execute_tool`) holds the child's `invoke_agent`; `think.recovery` and `think.submission` hold
 the turns they start. Metrics: see `think.observe.metrics`.
 """
@@ -22,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from think.observe.metrics import agent_active
     from think.observe.otel import capture_content, set_capture_content
-    from think.observe.spans import model_call, recovery, sub_agent, submission, tool_call, turn
+    from think.observe.spans import mcp_call, model_call, recovery, sub_agent, submission, tool_call, turn
 
-__all__ = ["agent_active", "capture_content", "model_call", "recovery", "set_capture_content",
+__all__ = ["agent_active", "capture_content", "mcp_call", "model_call", "recovery", "set_capture_content",
            "sub_agent", "submission", "tool_call", "turn"]
 
 _HOMES = {"agent_active": "metrics", "capture_content": "otel", "set_capture_content": "otel",
-          "model_call": "spans", "recovery": "spans", "sub_agent": "spans", "submission": "spans",
+          "mcp_call": "spans", "model_call": "spans", "recovery": "spans", "sub_agent": "spans", "submission": "spans",
           "tool_call": "spans", "turn": "spans"}
 
 

@@ -295,3 +295,13 @@ def sub_agent(agent_type: str, run_id: str) -> Iterator[Any]:
     with _span(f"sub_agent {agent_type}", {"think.sub_agent.type": agent_type, "think.sub_agent.run_id": run_id},
                Around) as span:
         yield span
+
+
+@contextmanager
+def mcp_call(server: str, tool: str, transport: str) -> Iterator[Any]:
+    """A call of an MCP server's tool (`mcp.call_tool <server>/<tool>`, inside the `execute_tool` span
+    of the merged tool, or on its own for a direct `call_mcp_tool`)."""
+    with _span(f"mcp.call_tool {server}/{tool}", {"mcp.server.name": server, "mcp.tool.name": tool,
+                                                  "mcp.transport": transport, "gen_ai.tool.name": tool},
+               Around) as span:
+        yield span
