@@ -1,4 +1,5 @@
-"""MkDocs hook: one API reference page per public package of `think`, generated at build time.
+"""MkDocs hook: one API reference page per public package of `think`, generated at build time
+(`reference/index.md` is the top-level `think` package, `reference/think.tools.md` and so on the rest).
 
 A package is public when no part of its dotted name starts with `_` and its `__init__.py` assigns a
 literal `__all__`; its page documents every name in that `__all__` (mkdocstrings follows the lazy
@@ -45,11 +46,12 @@ def _literal_all(path: Path) -> list[str] | None:
     return None
 
 
-def page_for(package: str, names: list[str]) -> str:
+def page_for(package: str, names: list[str], title: str | None = None, intro: str = "") -> str:
     """The Markdown of one package's reference page."""
     lines = [
-        f"# `{package}`",
+        f"# {title or f'`{package}`'}",
         "",
+        intro,
         f"::: {package}",
         "    options:",
         "      members: false",
@@ -58,23 +60,21 @@ def page_for(package: str, names: list[str]) -> str:
         "",
     ]
     for name in sorted(names, key=lambda n: (n.startswith("_"), n.lower())):
-        lines += [f"::: {package}.{name}", "    options:", "      show_root_full_path: false", ""]
+        lines += [f"::: {package}.{name}", "    options:", "      show_root_heading: true",
+                  "      show_root_full_path: false", ""]
     return "\n".join(lines)
 
 
 def index_page(packages: dict[str, list[str]]) -> str:
-    lines = [
-        "# API reference",
-        "",
-        "Generated from the docstrings and type hints of every public package (one whose",
-        "`__init__.py` has an `__all__`). Most programs need only the top-level `think` names.",
-        "",
-        "| package | public names |",
-        "| --- | --- |",
-    ]
-    for package, names in packages.items():
-        lines.append(f"| [`{package}`]({package}.md) | {len(names)} |")
-    return "\n".join(lines) + "\n"
+    """The reference's first page: the top-level `think` names, after a table of the subpackages."""
+    rows = "\n".join(f"| [`{package}`]({package}.md) | {len(names)} |"
+                      for package, names in packages.items() if package != PACKAGE)
+    intro = (
+        "Generated from the docstrings and type hints of every public package (one whose `__init__.py`\n"
+        "has an `__all__`). Most programs need only the top-level `think` names below; the subpackages:\n\n"
+        f"| package | public names |\n| --- | --- |\n{rows}\n"
+    )
+    return page_for(PACKAGE, packages[PACKAGE], title="API reference: `think`", intro=intro)
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -82,5 +82,7 @@ def on_files(files: Files, config: Any) -> Files:
     packages = public_packages(root)
     files.append(File.generated(config, f"{SECTION}/index.md", content=index_page(packages)))
     for package, names in packages.items():
+        if package == PACKAGE:
+            continue  # on the index page
         files.append(File.generated(config, f"{SECTION}/{package}.md", content=page_for(package, names)))
     return files
