@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from think import ModelRequest, Think, TurnConfig, TurnContext, open_agent
+from think import ModelRequest, Think, TurnConfig, TurnContext, open_agent, tool
 from think.context.prompt import CAPABILITY_SENTENCE, DEFAULT_SYSTEM_PROMPT
 from think.testing.models import ScriptedModel
 from think.tools import Tool
@@ -41,6 +41,21 @@ class OwnPrompt(Plain):
 class OwnPromptNoBlock(Plain):
     def get_system_prompt(self) -> str:
         return f"{CAPABILITY_SENTENCE} You answer in haiku."
+
+
+@tool
+def read(path: str) -> str:
+    """Read a page of the company wiki.
+
+    Args:
+        path: The wiki page.
+    """
+    return f"wiki page {path}"
+
+
+class OwnRead(Plain):
+    def get_tools(self) -> list[Tool]:
+        return [read]
 
 
 class ReplacedPrompt(Plain):
@@ -102,3 +117,10 @@ async def test_a_prompt_with_the_capability_sentence_gets_no_block(data_dir: Pat
 async def test_before_turn_system_replaces_the_whole_prompt(data_dir: Path) -> None:
     request, _ = await first_request(ReplacedPrompt, data_dir)
     assert request.system == "Only this."
+
+
+async def test_a_tool_of_yours_replaces_the_default_of_the_same_name(data_dir: Path) -> None:
+    request, _ = await first_request(OwnRead, data_dir)
+    described = {t.name: t.description for t in request.tools}
+    assert set(described) == FILE_TOOLS | {"bash"}
+    assert described["read"].startswith("Read a page of the company wiki.")
