@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+import anyio
+
 from think.messages import JSONObject
 from think.models.base import Model, ModelMessage, ToolChoice
 from think.models.events import FinishReason, Usage
@@ -51,14 +53,34 @@ class StepConfig:
     provider_options: JSONObject | None = None
 
 
+class _CallFields:
+    """`tool_name`, `input` and `tool_call_id` of `call`, at the top level as the original has them."""
+
+    call: ToolCall
+
+    @property
+    def tool_name(self) -> str:
+        return self.call.name
+
+    @property
+    def input(self) -> JSONObject:
+        return self.call.input
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.call.id
+
+
 @dataclass(frozen=True, kw_only=True)
-class ToolCallContext:
+class ToolCallContext(_CallFields):
     """Passed to `before_tool_call`."""
 
     call: ToolCall
     step_number: int
     messages: Sequence[ModelMessage]
     request_id: str = ""
+    signal: anyio.Event | None = None
+    """The turn's cancel signal: set when the turn is stopped (`cancel_chat`, a clear, …)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +109,7 @@ ToolDecision: TypeAlias = Allow | Block | Substitute
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolCallResultContext:
+class ToolCallResultContext(_CallFields):
     """Passed to `after_tool_call`: the call and how it ended."""
 
     call: ToolCall
@@ -167,6 +189,8 @@ class TurnContext:
     continuation: bool = False
     body: JSONObject | None = None
     request_id: str = ""
+    session_id: str = ""
+    """The session the turn is for (`""`: the root session, the chat transcript)."""
 
 
 @dataclass(frozen=True, kw_only=True)

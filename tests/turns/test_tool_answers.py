@@ -119,11 +119,27 @@ async def test_a_denied_call_is_never_run_and_the_model_is_told(tmp_path: Path) 
     await runtime.close()
 
 
-async def test_without_auto_continue_nothing_runs_until_asked(tmp_path: Path) -> None:
+async def test_an_answer_continues_the_turn_by_default_as_the_js_clients_do(tmp_path: Path) -> None:
+    RAN.clear()
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    agent = await runtime.get(Answering, "default")
+    await agent.save_messages(["where am I?"])
+    answer = await agent.add_tool_result("c1", "Lisbon")
+    assert answer.continuation is not None and answer.continuation.status == "completed"
+    assert agent.messages[-1].text == "Done: Lisbon"
+    other = await runtime.get(Answering, "default-approval")
+    await other.save_messages(["deploy it"])
+    approved = await other.approve_tool_call("d1", True)
+    assert approved.continuation is not None and RAN == ["prod"]
+    assert other.messages[-1].text == "Done: deployed to prod"
+    await runtime.close()
+
+
+async def test_with_auto_continue_false_nothing_runs_until_asked(tmp_path: Path) -> None:
     runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
     agent = await runtime.get(Answering, "manual")
     await agent.save_messages(["where am I?"])
-    answer = await agent.add_tool_result("c1", "Lisbon")
+    answer = await agent.add_tool_result("c1", "Lisbon", auto_continue=False)
     assert answer.message is not None and answer.continuation is None and len(agent.messages) == 2
     result = await agent.continue_last_turn()
     assert result.status == "completed" and agent.messages[-1].text == "Done: Lisbon"

@@ -121,7 +121,7 @@ async def test_server_code_stays_trusted(tmp_path: Path) -> None:
         seed_conversation(agent, "approval-requested", "approval")
         with pytest.raises(Refused):
             await answer(agent, Case("approval-requested", "approval", "output"))
-        applied = await agent.add_tool_result("call_1", {"skipped": True})
+        applied = await agent.add_tool_result("call_1", {"skipped": True}, auto_continue=False)
         assert applied.message is not None and applied.message.tool_parts[0].state == "output-available"
     finally:
         await runtime.close()

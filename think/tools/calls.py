@@ -145,7 +145,8 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
     decision: ToolDecision | None = None
     try:
         decision = tool_decision(await hooks.before_tool_call(ToolCallContext(
-            call=call, step_number=step_number, messages=messages, request_id=base_ctx.request_id)))
+            call=call, step_number=step_number, messages=messages, request_id=base_ctx.request_id,
+            signal=base_ctx.signal)))
     except Exception as exc:  # a hook that raises (or answers nonsense) becomes this call's error
         log.warning("before_tool_call for %s (%s) failed: %s", c.name, c.id, exc)
         outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")

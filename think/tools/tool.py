@@ -29,6 +29,8 @@ from think.errors import ConfigurationError
 from think.messages import JSONObject, Message
 
 if TYPE_CHECKING:
+    import anyio
+
     from think.attachments import ReplyAttachments
 
 ToolOutput: TypeAlias = Any
@@ -53,6 +55,8 @@ class ToolContext:
     """The agent running the turn, when there is one."""
     reply_attachments: ReplyAttachments | None = None
     """The turn's reply attachments (set by the turn; see `attach_reply`)."""
+    signal: anyio.Event | None = None
+    """The turn's cancel signal: set when the turn is stopped (the call is then cancelled too)."""
 
     def attach_reply(self, attachment: JSONObject) -> bool:
         """Attach delivery metadata (`{"type": "card", …}`) to the turn's reply; it is dropped if

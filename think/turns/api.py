@@ -179,18 +179,20 @@ class TurnAPI:
         return False
 
     async def add_tool_result(self, tool_call_id: str, output: Any = None, *, error: str | None = None,
-                              auto_continue: bool = False) -> ToolAnswer:
+                              auto_continue: bool = True) -> ToolAnswer:
         """Give a call that waits for the client its output (or its `error`), as the browser's
-        `cf_agent_tool_result` does. With `auto_continue`, a continuation turn answers once every
-        call of the batch has its answer (see `ToolAnswer.continuation`)."""
+        `cf_agent_tool_result` does. A continuation turn answers once every call of the batch has
+        its answer (see `ToolAnswer.continuation`), as with the JS clients' default;
+        `auto_continue=False` leaves it to a later `continue_last_turn()`."""
         message = await self._think.tool_updates.add_result(tool_call_id, output=output, error_text=error,
                                                      is_error=error is not None)
         return await self._think.continuations.after_answer(message, auto_continue)
 
     async def approve_tool_call(self, tool_call_id: str, approved: bool, reason: str | None = None, *,
-                                auto_continue: bool = False) -> ToolAnswer:
+                                auto_continue: bool = True) -> ToolAnswer:
         """Answer a call that waits for approval, as `cf_agent_tool_approval` does: approved, the
-        server runs it at the start of the continuation; denied, it ends `output-denied`."""
+        server runs it at the start of the continuation; denied, it ends `output-denied`. The
+        continuation starts by itself unless `auto_continue=False` (as `add_tool_result`)."""
         message = await self._think.tool_updates.approve(tool_call_id, approved, reason=reason)
         return await self._think.continuations.after_answer(message, auto_continue)
 

@@ -17,7 +17,12 @@ class Cancellations:
 
     def __init__(self) -> None:
         self._scopes: dict[str, anyio.CancelScope] = {}
+        self._signals: dict[str, anyio.Event] = {}
         self._early: set[str] = set()
+
+    def signal(self, request_id: str) -> anyio.Event:
+        """The cancel signal of a running turn: an event set when the turn is cancelled."""
+        return self._signals.setdefault(request_id, anyio.Event())
 
     @contextmanager
     def scope(self, request_id: str) -> Iterator[anyio.CancelScope]:
@@ -25,15 +30,18 @@ class Cancellations:
             self._scopes[request_id] = scope
             if request_id in self._early:  # cancelled while it was still queued
                 self._early.discard(request_id)
+                self.signal(request_id).set()
                 scope.cancel()
             try:
                 yield scope
             finally:
                 self._scopes.pop(request_id, None)
+                self._signals.pop(request_id, None)
 
     def cancel(self, request_id: str) -> bool:
         """Cancel a running turn; True if there was one."""
         if scope := self._scopes.get(request_id):
+            self.signal(request_id).set()
             scope.cancel()
             return True
         return False
@@ -44,8 +52,9 @@ class Cancellations:
             self._early.add(request_id)
 
     def cancel_all(self) -> int:
-        scopes = list(self._scopes.values())
-        for scope in scopes:
+        scopes = list(self._scopes.items())
+        for request_id, scope in scopes:
+            self.signal(request_id).set()
             scope.cancel()
         return len(scopes)
 

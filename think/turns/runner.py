@@ -172,7 +172,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                     message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
                     tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id,
                                              message_id=message_id, messages=tuple(session.history()), agent=agent,
-                                             reply_attachments=attachments),
+                                             reply_attachments=attachments,
+                                             signal=agent.cancellations.signal(request_id)),
                     resolve_model=agent.resolve_model,
                     approved_calls=approved_calls(session.history()) if turn.continuation else (),
                     stop_when=extras.stop_when, max_retries=extras.max_retries, usage=meter)
@@ -263,7 +264,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
         raise ValueError("No messages to send to the model: save a user message first.")
     config = turn_config(await agent.before_turn(TurnContext(
         system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
-        body=turn.body, request_id=turn.request_id)))
+        body=turn.body, request_id=turn.request_id, session_id=turn.session_id)))
     max_steps, send_reasoning = agent.max_steps, agent.send_reasoning
     if config is not None:
         if config.model is not None:
