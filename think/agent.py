@@ -123,9 +123,10 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         self.streams = ResumableStreams(self.db)
         """Every chunk of the chat's turns, buffered for clients that reconnect mid-turn."""
         self.fanout.subscribe(self.streams.on_event)  # first, so a chunk is buffered before it is sent
+        sanitize = self.on_sanitize_message if type(self).on_sanitize_message is not Think.on_sanitize_message else None
         self.sessions = Sessions(self.db, fanout=self.fanout, configure=self.configure_session,
                                  max_persisted_messages=self.max_persisted_messages,
-                                 hydration_byte_budget=self.hydration_byte_budget)
+                                 hydration_byte_budget=self.hydration_byte_budget, sanitize=sanitize)
         self.session: Session = self.sessions.root
         """The root session: the chat transcript clients see."""
         self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
@@ -213,6 +214,13 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
 
     async def on_chunk(self, chunk: JSONObject) -> None:
         return None
+
+    def on_sanitize_message(self, message: Message) -> Message | None:
+        """Every message before it is stored, the client's and the server's (user messages, replies,
+        tool answers, `add_messages`): change its parts or metadata (redact, strip) in place or
+        return a new one; None keeps it. It gets a copy; the id and role must stay (else
+        `TypeError`, and nothing is written). Runs before the built-in hygiene and size cap."""
+        return message
 
     async def on_chat_response(self, result: TurnResult) -> None:
         """After a turn that streamed has ended and its reply is persisted."""
@@ -348,6 +356,27 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         forget_request(self)
         await self.fanout.publish(TranscriptChanged(()))
         await self.submissions.skip_pending()
+
+    async def add_context(self, label: str, *, content: str | None = None, description: str | None = None,
+                          max_tokens: int | None = None, provider: Any = None, session: str = "") -> None:
+        """Add a context block to a session's system prompt while the agent runs (from the next turn;
+        `content` fills a writable block). For this process only: blocks that must outlive a
+        restart belong in `configure_session`. See `think.context.blocks`."""
+        blocks = self.sessions.session(session).context
+        blocks.add(label, description=description, max_tokens=max_tokens, provider=provider)
+        try:
+            if content is not None:
+                await blocks.replace(label, content)
+        except BaseException:
+            blocks.remove(label)  # all or nothing: a content that does not fit adds no block
+            raise
+        await blocks.blocks_changed()
+
+    async def remove_context(self, label: str, *, session: str = "") -> None:
+        """Remove a context block (added here or in `configure_session`) from the next turn on."""
+        blocks = self.sessions.session(session).context
+        blocks.remove(label)
+        await blocks.blocks_changed()
 
     # ---- turns -----------------------------------------------------------------------------------
 

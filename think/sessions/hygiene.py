@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -85,3 +86,23 @@ def cap_size(message: Message, limit: int = MAX_ROW_BYTES) -> Message:
 
 def prepare_for_storage(message: Message) -> Message:
     return cap_size(sanitize(message))
+
+
+Sanitizer = Callable[[Message], "Message | None"]
+"""`Think.on_sanitize_message`: may change a message's parts and metadata before it is stored."""
+
+
+def sanitized(sanitizer: Sanitizer | None, message: Message) -> Message:
+    """`message` through the application's sanitizer (on a copy: the caller's object is left
+    alone); a result that is not a Message, or changes the id or role, is a `TypeError`."""
+    if sanitizer is None:
+        return message
+    copy = message.copy_deep()
+    out = sanitizer(copy)
+    out = copy if out is None else out
+    if not isinstance(out, Message):
+        raise TypeError(f"on_sanitize_message must return a Message or None, not {type(out).__name__}")
+    if (out.id, out.role) != (message.id, message.role):
+        raise TypeError(f"on_sanitize_message must keep the message's id and role ({message.id!r}, "
+                        f"{message.role!r}); it returned ({out.id!r}, {out.role!r})")
+    return out

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from think.errors import ConfigurationError, StorageError
+from think.sessions.hygiene import Sanitizer
 from think.sessions.schema import FTS_BATCH, catch_up_index
 from think.sessions.search import SearchResult, search_messages
 from think.sessions.session import DEFAULT_HYDRATION_BYTES, ROOT_SESSION, Session
@@ -46,14 +47,16 @@ class Sessions:
 
     def __init__(self, db: Database, *, fanout: Fanout, configure: ConfigureSession | None = None,
                  max_persisted_messages: int | None = None,
-                 hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES) -> None:
+                 hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES, sanitize: Sanitizer | None = None) -> None:
         self.db = db
         self._configure = configure
+        self._sanitize = sanitize
         self._max_persisted = max_persisted_messages
         self._budget = hydration_byte_budget
         self.root = Session(db, ROOT_SESSION, fanout=fanout, max_persisted_messages=max_persisted_messages,
                             hydration_byte_budget=hydration_byte_budget)
         """The chat transcript (id `""`); its events go to the agent's own fanout."""
+        self.root.sanitizer = sanitize
         self._live: dict[str, Session] = {ROOT_SESSION: self.root}
 
     def configure(self, session: Session) -> Session:
@@ -74,6 +77,7 @@ class Sessions:
             raise StorageError(f"no session {session_id!r}: create it with sessions.create()")
         session = Session(self.db, session_id, fanout=Fanout(), max_persisted_messages=self._max_persisted,
                           hydration_byte_budget=self._budget)
+        session.sanitizer = self._sanitize
         self.configure(session)
         self._live[session_id] = session
         return session

@@ -24,7 +24,7 @@ from think.errors import ConfigurationError, StorageError
 from think.messages import Message
 from think.protocol.limits import check_depth
 from think.sessions.compaction import CompactFn, Compaction, CompactionErrorHandler, Compactor
-from think.sessions.hygiene import prepare_for_storage
+from think.sessions.hygiene import Sanitizer, prepare_for_storage, sanitized
 from think.sessions.schema import FTS_BATCH, MIGRATIONS, catch_up_index
 from think.sessions.search import HistorySearch, SearchResult, search_messages
 from think.sessions.window import ANCESTORS_SQL, Window, decode, read_path_rows
@@ -65,6 +65,9 @@ class Session:
         self._unindexed = 0  # messages this object wrote since it last brought the search index up to date
         self.compaction = Compactor(self)
         """Summaries over this session's messages, and the model's view with them."""
+        self.sanitizer: Sanitizer | None = None
+        """`Think.on_sanitize_message`, when overridden: run on a copy of every message before it
+        is stored (then the built-in hygiene and the size cap)."""
 
     # ---- builder -----------------------------------------------------------------------------
 
@@ -218,7 +221,7 @@ class Session:
         parent_seq = None if parent_id is None or parent_id in window.index else self._seq_of(parent_id)
         prepared: list[tuple[Message, bytes]] = []
         for message in messages:  # checked before anything is written: all or nothing
-            clean = prepare_for_storage(message)
+            clean = prepare_for_storage(sanitized(self.sanitizer, message))
             data = clean.to_json()
             check_depth(data, f"Message {clean.id!r}")
             prepared.append((clean, orjson.dumps(data)))

@@ -108,6 +108,24 @@ class TurnAPI:
         return await callbacks.run_with_signal(self._think, TurnRequest(
             request_id=new_request_id(), continuation=True, body=body, session_id=session), signal)
 
+    async def regenerate(self, message_id: str | None = None, *, body: JSONObject | None = None, session: str = "",
+                         signal: callbacks.Signal | None = None) -> TurnResult:
+        """Answer a question again: the newest answer (default), the answer `message_id`, or the
+        reply to the user message `message_id`. The new answer is a sibling branch of the old one
+        (`session.get_branches`), which stays stored; what came after it leaves the active branch.
+        `skipped` when there is nothing to answer; an id not on the active branch is a `ProtocolError`."""
+        history = self._think.sessions.session(session).history()
+        index = len(history) - 1 if message_id is None else next(
+            (i for i, m in enumerate(history) if m.id == message_id), None)
+        if index is None:
+            raise ProtocolError(f"regenerate: no message {message_id!r} on the session's active branch")
+        while index >= 0 and history[index].role == "assistant":
+            index -= 1  # back to the question the answer (and its continuations) replied to
+        if index < 0:
+            return TurnResult(request_id="", status="skipped")
+        return await callbacks.run_with_signal(self._think, TurnRequest(
+            request_id=new_request_id(), parent_id=history[index].id, body=body, session_id=session), signal)
+
     async def chat(self, input: callbacks.TurnInput, callback: object | None = None, *,
                    signal: callbacks.Signal | None = None, client_tools: Sequence[Tool] = (),
                    body: JSONObject | None = None, metadata: JSONObject | None = None,
