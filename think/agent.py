@@ -13,6 +13,7 @@ folder (see `think.turns.runner` for the pipeline).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -104,11 +105,13 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     (`fetch_url`, `fetch_<target>`); None (the default) gives none."""
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`
-    or `{"strategy": "debounce", "debounce_ms": 750}` (see `think.turns.concurrency`)."""
+    or `{"strategy": "debounce", "debounce": 0.75}` (seconds; see `think.turns.concurrency`)."""
     chat_recovery: ChatRecoveryPolicy = ChatRecoveryPolicy()
     """Budgets for finishing turns a crash or a stalled stream interrupted (see `think.recovery`)."""
+    chat_stream_stall_timeout: float = 0.0
+    """Recover a turn whose stream gave no chunk for this many seconds (tool time included); 0: off."""
     chat_stream_stall_timeout_ms: int = 0
-    """Recover a turn whose stream gave no chunk for this long (tool time included); 0: off."""
+    """Deprecated: `chat_stream_stall_timeout` in milliseconds (used, with a `DeprecationWarning`)."""
 
     _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
                                                         *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
@@ -119,6 +122,10 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
+        if self.chat_stream_stall_timeout_ms and not self.chat_stream_stall_timeout:
+            warnings.warn(f"{type(self).__name__}.chat_stream_stall_timeout_ms is deprecated; set "
+                          "chat_stream_stall_timeout in seconds", DeprecationWarning, stacklevel=2)
+            self.chat_stream_stall_timeout = self.chat_stream_stall_timeout_ms / 1000
         self.fanout = Fanout()
         self.streams = ResumableStreams(self.db)
         """Every chunk of the chat's turns, buffered for clients that reconnect mid-turn."""

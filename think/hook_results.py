@@ -23,7 +23,8 @@ _SIMPLE: dict[str, tuple[type, ...]] = {
     "system": (str,), "max_steps": (int,), "send_reasoning": (bool,), "max_output_tokens": (int,),
     "temperature": (int, float), "top_p": (int, float), "top_k": (int,), "presence_penalty": (int, float),
     "frequency_penalty": (int, float), "seed": (int,), "timeout": (int, float), "max_retries": (int,),
-    "stream_stall_timeout_ms": (int,), "provider_options": (dict,), "headers": (Mapping,),
+    "stream_stall_timeout_ms": (int,), "stream_stall_timeout": (int, float), "provider_options": (dict,),
+    "headers": (Mapping,),
 }
 _NAMES = ("active_tools", "stop_sequences")
 

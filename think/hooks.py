@@ -6,6 +6,7 @@ only the `LoopHooks` protocol, so it can run (and be tested) without an agent.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
@@ -230,9 +231,17 @@ class TurnConfig:
     output: Any = None
     """Structured output: a pydantic model class or a JSON Schema (a dict). The model answers by
     calling the `final_answer` tool; `TurnResult.output` is the parsed answer. See `think.turns.output`."""
+    stream_stall_timeout: float | None = None
+    """Stream-stall watchdog for this turn, in seconds (0: off; None: the agent's setting). A stall keeps
+    the partial reply and goes through chat recovery."""
     stream_stall_timeout_ms: int | None = None
-    """Stream-stall watchdog for this turn, in ms (0: off; None: the agent's setting). A stall keeps the
-    partial reply and goes through chat recovery."""
+    """Deprecated: `stream_stall_timeout` in milliseconds (converted, with a `DeprecationWarning`)."""
+
+    def __post_init__(self) -> None:
+        if self.stream_stall_timeout_ms is not None and self.stream_stall_timeout is None:
+            warnings.warn("TurnConfig(stream_stall_timeout_ms=…) is deprecated; use stream_stall_timeout in "
+                          "seconds", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "stream_stall_timeout", self.stream_stall_timeout_ms / 1000)
 
 
 ChatErrorStage = Literal["parse", "persist", "turn", "stream", "recovery", "transcript"]

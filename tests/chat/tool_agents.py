@@ -82,4 +82,4 @@ class ToolChat(Gate, Think):
 
 
 class DebouncedChat(ToolChat):
-    message_concurrency = MappingProxyType({"strategy": "debounce", "debounce_ms": 300})
+    message_concurrency = MappingProxyType({"strategy": "debounce", "debounce": 0.3})

@@ -197,7 +197,7 @@ async def test_a_turn_records_its_metrics(telemetry: Telemetry, data_dir: Path) 
 class Digger(Think):
     """Stalls mid-answer once; recovery continues the answer in a new turn."""
 
-    chat_stream_stall_timeout_ms = 200
+    chat_stream_stall_timeout = 0.2
     chat_recovery = ChatRecoveryPolicy(backoff=0.0)
 
     def __init__(self, name: str, **kwargs: Any) -> None:

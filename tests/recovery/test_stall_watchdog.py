@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from tests.recovery.agents import Recoverable, reset, texts
@@ -12,7 +13,7 @@ from think.testing.models import HANG, ScriptedModel, delay, text
 
 
 class Watched(Recoverable):
-    chat_stream_stall_timeout_ms = 200
+    chat_stream_stall_timeout = 0.2
 
 
 async def test_a_stalled_stream_is_persisted_and_continued(data_dir: Path) -> None:
@@ -64,7 +65,7 @@ class PerTurn(Recoverable):
 
     async def before_turn(self, ctx: TurnContext) -> TurnConfig | None:
         if ctx.body and "stall_ms" in ctx.body:
-            return TurnConfig(stream_stall_timeout_ms=ctx.body["stall_ms"])
+            return TurnConfig(stream_stall_timeout=ctx.body["stall_ms"] / 1000)
         return None
 
 
@@ -81,10 +82,31 @@ async def test_a_turn_can_set_its_own_stall_timeout(data_dir: Path) -> None:
 async def test_a_turn_can_switch_the_agents_watchdog_off(data_dir: Path) -> None:
     class Off(Watched):
         async def before_turn(self, ctx: TurnContext) -> TurnConfig | None:
-            return TurnConfig(stream_stall_timeout_ms=0)
+            return TurnConfig(stream_stall_timeout=0)
 
     reset(Off, ScriptedModel([[text("a"), delay(0.4), text("b")]]))
     async with open_agent(Off, "o", data_dir=data_dir) as agent:
         result = await agent.save_messages(["Hi"])
         assert result.status == "completed"  # 0.4 s without a chunk, but this turn has no watchdog
         assert agent.recovery.outcomes == []
+
+
+async def test_the_old_millisecond_settings_still_work_with_a_deprecation_warning(data_dir: Path) -> None:
+    import pytest
+
+    with pytest.warns(DeprecationWarning, match="stream_stall_timeout"):
+        assert TurnConfig(stream_stall_timeout_ms=200).stream_stall_timeout == 0.2
+
+    class OldStyle(Recoverable):
+        chat_stream_stall_timeout_ms = 200
+
+    reset(OldStyle, ScriptedModel([[text("Hel"), HANG], "lo!"]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with open_agent(OldStyle, "old", data_dir=data_dir) as agent:
+            assert agent.chat_stream_stall_timeout == 0.2
+            assert (await agent.save_messages(["Hi"])).status == "aborted"  # the 200 ms watchdog fired
+            assert await agent.wait_until_stable(timeout=5)
+            assert "".join(t for _, t in texts(agent.messages)[1:]) == "Hello!"
+    assert any(issubclass(w.category, DeprecationWarning) and "chat_stream_stall_timeout_ms" in str(w.message)
+               for w in caught)

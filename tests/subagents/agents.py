@@ -58,7 +58,7 @@ class Lead(Think):
 class Stalling(Think):
     """A child whose first stream stalls mid-answer; its recovery continues it."""
 
-    chat_stream_stall_timeout_ms = 200
+    chat_stream_stall_timeout = 0.2
     chat_recovery = ChatRecoveryPolicy(backoff=0.0)
     model = ScriptedModel([[text("Dig"), HANG], "ging done."])
 

@@ -14,10 +14,16 @@ from think.turns.concurrency import ConcurrencyPolicy, SubmitAdmission
 def test_policies_parse_like_think_and_refuse_unknown_values() -> None:
     assert ConcurrencyPolicy.parse("queue") == ConcurrencyPolicy("queue")
     assert ConcurrencyPolicy.parse("merge").strategy == "merge"
-    assert ConcurrencyPolicy.parse({"strategy": "debounce", "debounce_ms": 250}) == ConcurrencyPolicy("debounce", 0.25)
+    assert ConcurrencyPolicy.parse({"strategy": "debounce", "debounce": 0.25}) == ConcurrencyPolicy("debounce", 0.25)
     assert ConcurrencyPolicy.parse(MappingProxyType({"strategy": "debounce"})).debounce == 0.75
     for bad in (-5, float("inf"), "soon", True):
-        assert ConcurrencyPolicy.parse({"strategy": "debounce", "debounce_ms": bad}).debounce == 0.75
+        assert ConcurrencyPolicy.parse({"strategy": "debounce", "debounce": bad}).debounce == 0.75
+
+
+def test_the_old_milliseconds_debounce_still_works_with_a_deprecation_warning() -> None:
+    for key in ("debounce_ms", "debounceMs"):
+        with pytest.warns(DeprecationWarning, match="debounce"):
+            assert ConcurrencyPolicy.parse({"strategy": "debounce", key: 250}) == ConcurrencyPolicy("debounce", 0.25)
     for value in ("fifo", {"strategy": "throttle"}, 3):
         with pytest.raises(ConfigurationError):
             ConcurrencyPolicy.parse(value)  # type: ignore[arg-type]

@@ -146,7 +146,7 @@ class DropChat(ProtocolChat):
 
 
 class DebounceChat(ProtocolChat):
-    message_concurrency = MappingProxyType({"strategy": "debounce", "debounce_ms": 600})
+    message_concurrency = MappingProxyType({"strategy": "debounce", "debounce": 0.6})
 
 
 AGENTS: list[type[Think]] = [ProtocolChat, QueueChat, LatestChat, MergeChat, DropChat, DebounceChat]

@@ -173,9 +173,10 @@ class ChatRecovery:
             self._arm(t)
         _CURRENT.set({**(_CURRENT.get() or {}), id(self.agent): turn.request_id})
 
-    def watchdog(self, turn: TurnRequest, override_ms: int | None = None) -> Watchdog:
-        ms = override_ms if override_ms is not None else self.agent.chat_stream_stall_timeout_ms
-        return Watchdog(ms / 1000 if ms and ms > 0 and self.policy.enabled else 0.0)
+    def watchdog(self, turn: TurnRequest, override: float | None = None) -> Watchdog:
+        """The stall watchdog of a turn: `override` seconds (the turn's), else the agent's."""
+        seconds = override if override is not None else self.agent.chat_stream_stall_timeout
+        return Watchdog(seconds if seconds and seconds > 0 and self.policy.enabled else 0.0)
 
     async def end(self, request_id: str, status: str, *, stalled: bool = False) -> bool:
         """The turn ended: its fiber goes; a stalled turn goes through recovery instead (True)."""

@@ -11,8 +11,8 @@ regenerations, continuations and programmatic turns always queue.
   the newest answers, seeing every saved message.
 * `"merge"`: the same as `"latest"` (the messages are always saved, so the survivor sees them all).
 * `"drop"`: an overlapping submit is refused: not saved, its sender gets the transcript and `done`.
-* `{"strategy": "debounce", "debounce_ms": 750}`: like `"latest"`, and the surviving submit first
-  waits until `debounce_ms` after it was sent (a newer one arriving meanwhile supersedes it).
+* `{"strategy": "debounce", "debounce": 0.75}`: like `"latest"`, and the surviving submit first
+  waits until `debounce` seconds after it was sent (a newer one arriving meanwhile supersedes it).
 
 After a clear (a new queue generation) earlier submits are stale and later ones do not overlap them.
 """
@@ -20,6 +20,7 @@ After a clear (a new queue generation) earlier submits are stale and later ones 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -48,13 +49,20 @@ class ConcurrencyPolicy:
         if isinstance(value, str):
             if value not in ("queue", "latest", "merge", "drop"):
                 raise ConfigurationError(f"message_concurrency must be 'queue', 'latest', 'merge', 'drop' or "
-                                         f"{{'strategy': 'debounce', 'debounce_ms': …}}, not {value!r}")
+                                         f"{{'strategy': 'debounce', 'debounce': …}}, not {value!r}")
             return cls(value)
         if isinstance(value, Mapping) and value.get("strategy") == "debounce":
-            ms = value.get("debounce_ms", value.get("debounceMs", DEFAULT_DEBOUNCE_MS))
-            if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
-                ms = DEFAULT_DEBOUNCE_MS
-            return cls("debounce", float(ms) / 1000)
+            seconds = value.get("debounce", DEFAULT_DEBOUNCE_MS / 1000)
+            for old in ("debounce_ms", "debounceMs"):
+                if old in value and "debounce" not in value:
+                    warnings.warn(f"message_concurrency {old!r} (milliseconds) is deprecated; use 'debounce' "
+                                  "in seconds", DeprecationWarning, stacklevel=3)
+                    ms = value[old]
+                    seconds = ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else ms
+            if (isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds)
+                    or seconds < 0):
+                seconds = DEFAULT_DEBOUNCE_MS / 1000
+            return cls("debounce", float(seconds))
         raise ConfigurationError(f"message_concurrency {value!r} is not a strategy this agent knows")
 
 

@@ -108,8 +108,8 @@ class TurnExtras:
     stop_when: tuple[StopCondition, ...] = ()
     max_retries: int = DEFAULT_MAX_RETRIES
     output: OutputSpec | None = None
-    stall_timeout_ms: int | None = None
-    """This turn's stream-stall watchdog (None: the agent's `chat_stream_stall_timeout_ms`; 0: off)."""
+    stall_timeout: float | None = None
+    """This turn's stream-stall watchdog in seconds (None: the agent's `chat_stream_stall_timeout`; 0: off)."""
 
     @classmethod
     def of(cls, config: TurnConfig | None) -> TurnExtras:
@@ -121,7 +121,7 @@ class TurnExtras:
         if output is not None:
             conditions = (*conditions, _answered)
         retries = DEFAULT_MAX_RETRIES if config.max_retries is None else max(0, config.max_retries)
-        return cls(conditions, retries, output, config.stream_stall_timeout_ms)
+        return cls(conditions, retries, output, config.stream_stall_timeout)
 
     def apply(self, tools: dict[str, Tool], system: str) -> str:
         """Add the `final_answer` tool (when there is an output) to `tools`; the system prompt to use."""

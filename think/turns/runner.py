@@ -123,7 +123,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     message_id = history[-1].id if turn.continuation and history and history[-1].role == "assistant" else reply.id
     attachments = ReplyAttachments(request_id, agent.db)
     seq = 0
-    stall = agent.recovery.watchdog(turn, extras.stall_timeout_ms)
+    stall = agent.recovery.watchdog(turn, extras.stall_timeout)
     from think.usage.meter import TurnUsage, UsageMeter  # loaded with the first turn, not with `import think`
 
     # A recovered answer starts from the calls its message already made (the ledger has them even
