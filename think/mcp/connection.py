@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError, Subscription
 from mcp.types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
 
+from think._tasks import cancel_and_wait
 from think.mcp.backoff import Backoff
 from think.mcp.errors import MCPServerUnavailable, describe
 from think.mcp.store import ServerSpec
@@ -78,10 +79,7 @@ class MCPConnection:
     async def stop(self) -> None:
         """End the connection and its task (removal, hibernation, shutdown)."""
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(task, return_exceptions=True)
+        await cancel_and_wait(task)
 
     async def wait_settled(self) -> None:
         """Until the first attempt since `start()` is ready or has failed."""

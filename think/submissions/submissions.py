@@ -45,6 +45,7 @@ import anyio
 import orjson
 
 from think import observe
+from think._tasks import cancel_and_wait
 from think.errors import ProtocolError, StorageError
 from think.messages import Message
 from think.recovery.cutoff import settle_cut_off_calls
@@ -215,10 +216,7 @@ class Submissions:
     async def stop(self) -> None:
         """Cancel the drain (hibernation, shutdown); an interrupted submission is recovered later."""
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(task, return_exceptions=True)
+        await cancel_and_wait(task)
 
     async def _drain(self) -> None:
         try:
