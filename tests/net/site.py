@@ -11,18 +11,16 @@ recorded in `requests` as (path, headers).
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.chat.live_server import serve_in_thread
 
 HUGE_BYTES = 3_000_000
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
@@ -137,23 +135,6 @@ def serve_site(*, certfile: str | None = None, keyfile: str | None = None) -> It
     """The site, served from a background thread until the block ends (over TLS with a
     certificate and key file)."""
     site = Site(scheme="https" if certfile else "http")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    site.port = sock.getsockname()[1]
-    config = uvicorn.Config(site.app(), loop="asyncio", http="h11", lifespan="off", log_level="warning",
-                            ssl_certfile=certfile, ssl_keyfile=keyfile)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test site did not start")
-        time.sleep(0.01)
-    try:
+    with serve_in_thread(site.app(), lifespan="off", http="h11", ssl_certfile=certfile, ssl_keyfile=keyfile) as live:
+        site.port = live.port
         yield site
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()

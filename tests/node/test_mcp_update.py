@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.chat.live_server import serve_in_thread
-from tests.mcp.conftest import DemoServer, start_demo_server
+from tests.mcp.conftest import DemoServer, demo_server  # noqa: F401  (the fixture)
 from think import Think, callable
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
@@ -40,16 +37,7 @@ class McpPage(Think):
         return await self.remove_mcp_server(server_id)
 
 
-@pytest.fixture
-def demo_server() -> Iterator[DemoServer]:
-    server = start_demo_server()
-    try:
-        yield server
-    finally:
-        server.kill()
-
-
-def test_on_mcp_update_gets_every_state_of_the_server(node: str, tmp_path: Path, demo_server: DemoServer) -> None:
+def test_on_mcp_update_gets_every_state_of_the_server(node: str, tmp_path: Path, demo_server: DemoServer) -> None:  # noqa: F811
     app = create_app([McpPage], runtime=EmbeddedRuntime(tmp_path / "data", idle_timeout=60))
     with serve_in_thread(app) as live:
         proc = subprocess.run([node, str(HERE / "mcp_update.mjs"), f"127.0.0.1:{live.port}", "mcp-page",
