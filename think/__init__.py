@@ -10,9 +10,9 @@ three agree. Subpackages do the same where their `__init__` would otherwise impo
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from think._lazy import lazy_exports
 from think._version import __version__
 
 if TYPE_CHECKING:
@@ -100,17 +100,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'think' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # the next access is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

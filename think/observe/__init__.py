@@ -17,8 +17,9 @@ the turns they start. Metrics: see `think.observe.metrics`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from think._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from think.observe.metrics import agent_active
@@ -28,16 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["agent_active", "capture_content", "mcp_call", "model_call", "recovery", "set_capture_content",
            "sub_agent", "submission", "tool_call", "turn"]
 
-_HOMES = {"agent_active": "metrics", "capture_content": "otel", "set_capture_content": "otel",
-          "mcp_call": "spans", "model_call": "spans", "recovery": "spans", "sub_agent": "spans", "submission": "spans",
-          "tool_call": "spans", "turn": "spans"}
+_HOMES = {"agent_active": "think.observe.metrics", "capture_content": "think.observe.otel",
+          "set_capture_content": "think.observe.otel", **{name: "think.observe.spans" for name in (
+              "mcp_call", "model_call", "recovery", "sub_agent", "submission", "tool_call", "turn")}}
 
-
-def __getattr__(name: str) -> Any:
-    """Load the helpers on first use (and keep them here: later look-ups are plain attributes)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'think.observe' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"think.observe.{home}"), name)
-    globals()[name] = value
-    return value
+# Load the helpers on first use (and keep them here: later look-ups are plain attributes).
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

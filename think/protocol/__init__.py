@@ -10,8 +10,9 @@ Names are loaded on first use (the `think` package's scheme): the agent's code i
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from think._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from think.protocol.client_codec import encode_client_frame, parse_server_frame
@@ -34,13 +35,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'think.protocol' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
