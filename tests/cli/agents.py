@@ -7,6 +7,7 @@ What the model answers depends on the last user message:
 * `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
 * `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
 * `notify …` → calls `notify_team`, which needs a person's approval;
+* `markdown …` → an answer in markdown (`MARKDOWN`: a heading, emphasis, a long list item, code);
 * anything else → `Echo: <text>`.
 """
 
@@ -19,6 +20,10 @@ from think import Think
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
+
+MARKDOWN = ("# Plan\n\nHere is **bold** text and `code`:\n\n- first item\n"
+            "- a second item that is long enough to need wrapping at forty columns\n\n"
+            "```python\nprint('hi')\n\nprint('after a blank line')\n```\n\nDone.")
 
 
 def script(request: ModelRequest) -> Reply:
@@ -36,6 +41,8 @@ def script(request: ModelRequest) -> Reply:
     if said.startswith("add"):
         a, b = (int(word) for word in said.split()[1:3])
         return call("add", a=a, b=b)
+    if said.startswith("markdown"):
+        return text(MARKDOWN)
     if said.startswith("notify"):
         return call("notify_team", message="The deploy finished")
     return f"Echo: {said}"

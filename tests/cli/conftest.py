@@ -76,9 +76,9 @@ class FrameRecorder:
 class ChatProcess:
     """`think chat URL` in a subprocess, its stdin and stdout on pipes."""
 
-    def __init__(self, url: str, *extra: str) -> None:
+    def __init__(self, url: str, *extra: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen([*THINK, "chat", url, *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=think_env())
+                                     stderr=subprocess.PIPE, env={**think_env(), **(env or {})})
         self.output = ""
         self.errors = ""
         self._seen = 0

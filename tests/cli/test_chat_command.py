@@ -16,7 +16,7 @@ import anyio
 import httpx
 
 from tests.chat.live_server import LiveServer, serve_in_thread
-from tests.cli.agents import CliChat
+from tests.cli.agents import MARKDOWN, CliChat
 from tests.cli.conftest import ChatProcess, FrameRecorder, run_think
 from tests.shared_tools import NOTIFIED
 from think import __version__
@@ -126,7 +126,7 @@ def test_ctrl_c_stops_an_answer_and_a_second_one_quits(chat: Chat, server: LiveS
     cli.send("slow please")
     cli.expect("assistant: w01 w02 w03 ")  # streamed: the answer is still going
     cli.interrupt()
-    assert cli.expect("-- stopped\n") == "\n-- stopping the answer… (Ctrl-C again to quit)\n-- stopped\n"
+    assert cli.expect("(Ctrl-C again to quit)\n") == "\n-- stopping the answer… (Ctrl-C again to quit)\n"
     (request,) = sent(recorder.frames, "cf_agent_use_chat_request")
     frames = recorder.wait_for(lambda fs: bool(sent(fs, "cf_agent_chat_request_cancel")))
     cancel = sent(frames, "cf_agent_chat_request_cancel")
@@ -134,11 +134,36 @@ def test_ctrl_c_stops_an_answer_and_a_second_one_quits(chat: Chat, server: LiveS
     partial = transcript(server, "cancel")[-1]
     assert partial["parts"] == [{"type": "step-start"}, {"type": "text", "text": "w01 w02 w03 ", "state": "streaming"}]
 
+    # The next line is read once the stopped answer has ended; nothing was printed in between.
     cli.send("after")  # the conversation goes on
-    cli.expect("you: after\nassistant: Echo: after\n")
+    assert cli.expect("you: after\nassistant: Echo: after\n") == "you: after\nassistant: Echo: after\n"
     cli.expect("-- tokens 30 in · 2 out (conversation: 30 in · 2 out)\n")  # printed once the answer has ended
     cli.interrupt()  # at the prompt: quit
     assert cli.wait() == 130
+
+
+def test_a_terminal_gets_answers_as_markdown_wrapped_at_word_boundaries(server: LiveServer) -> None:
+    cli = ChatProcess(server.agent_url("cli-chat", "markdown"), "--rich", env={"COLUMNS": "40"})
+    try:
+        cli.expect("Ctrl-D quits")
+        cli.send("markdown please")
+        answer = cli.expect(re.compile(r"Done\. *\n"))
+        cli.close_stdin()
+        assert cli.wait() == 0
+    finally:
+        cli.kill()
+    lines = answer.splitlines()
+    assert max(len(line) for line in lines) <= 40, answer
+    assert "assistant" in lines
+    assert "**" not in answer and "`" not in answer and "# Plan" not in answer  # rendered, not shown raw
+    assert "Here is bold text and code:" in answer
+    assert any(line.lstrip().startswith("• first item") for line in lines)
+    item = MARKDOWN.split("- a second item ")[1].split("\n")[0]
+    first = next(i for i, line in enumerate(lines) if "• a second item" in line)
+    wrapped = [line.strip(" •") for line in lines[first:first + 2]]
+    assert " ".join(wrapped) == f"a second item {item}", answer  # on two lines, split between words
+    code = [line.strip() for line in lines if "print(" in line]
+    assert code == ["print('hi')", "print('after a blank line')"]  # one code block, its blank line inside
 
 
 def test_clear_and_history(chat: Chat, server: LiveServer) -> None:
@@ -234,9 +259,10 @@ def test_joining_while_an_answer_streams_follows_it(chat: Chat, server: LiveServ
     assert "-- history (1 message):\nyou: slow for the other tab\n" in header
     cli.expect("-- an answer is streaming; following it\nassistant: w01 w02 w03 ")
     cli.interrupt()
-    cli.expect("-- stopped\n")
-    cli.close_stdin()
+    cli.expect("-- stopping the answer… (Ctrl-C again to quit)\n")
+    cli.close_stdin()  # read once the stopped answer has ended
     assert cli.wait() == 0
+    assert cli.output.endswith("-- stopping the answer… (Ctrl-C again to quit)\n")  # nothing after it
     assert texts(transcript(server, "join")) == ["slow for the other tab", "w01 w02 w03 "]
 
 

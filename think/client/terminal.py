@@ -5,7 +5,9 @@
 It prints the conversation so far, then reads what you type and streams the answer as it arrives:
 reasoning (dimmed), text, tool calls with their inputs and outputs, errors. A tool that needs a
 person's approval is asked about (y/n) when its turn ends. Ctrl-C during an answer stops it (the
-partial answer is kept); Ctrl-C again, Ctrl-D or `/quit` leaves. Commands: `/clear`,
+partial answer is kept on the server; nothing more of it is printed after "stopping the
+answer…"); Ctrl-C again, Ctrl-D or `/quit` leaves. On a terminal answers are rendered as markdown
+and wrapped at word boundaries (see `think.client.printer`). Commands: `/clear`,
 `/regenerate`, `/history`, `/help`, `/quit`.
 
 When stdout is not a terminal (or with `--plain`) the output is plain text, one labelled line per
@@ -26,8 +28,8 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
+from dataclasses import dataclass
+from typing import Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -44,7 +46,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from think._version import __version__
 from think.client.agent_client import AgentClient, nanoid
 from think.client.calls import ChatTurn
-from think.messages import JSONObject, Message, ReasoningPart, TextPart, ToolPart
+from think.client.printer import Printer, StreamView, compact
+from think.messages import JSONObject, Message, ToolPart
 from think.protocol.frames import (
     ServerFrame,
     StreamPending,
@@ -204,177 +207,6 @@ class FdLines:
         return line.decode(self.encoding, errors="replace").removesuffix("\r")
 
 
-# ---- output -----------------------------------------------------------------------------------------
-
-Kind = Literal["you", "assistant", "thinking", "tool", "result", "error", "notice"]
-
-
-@dataclass(frozen=True)
-class _Look:
-    label: str
-    label_style: str
-    body_style: str
-
-
-_RICH: dict[Kind, _Look] = {
-    "you": _Look("you ", "bold blue", ""),
-    "assistant": _Look("assistant ", "bold green", ""),
-    "thinking": _Look("thinking ", "dim", "dim italic"),
-    "tool": _Look("⚙ ", "bold cyan", "cyan"),
-    "result": _Look("  → ", "green", "green"),
-    "error": _Look("✗ ", "bold red", "red"),
-    "notice": _Look("", "", "yellow"),
-}
-_PLAIN: dict[Kind, _Look] = {
-    "you": _Look("you: ", "", ""),
-    "assistant": _Look("assistant: ", "", ""),
-    "thinking": _Look("thinking: ", "", ""),
-    "tool": _Look("tool: ", "", ""),
-    "result": _Look("  -> ", "", ""),
-    "error": _Look("error: ", "", ""),
-    "notice": _Look("-- ", "", ""),
-}
-
-
-def _compact(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return repr(value)
-
-
-class Printer:
-    """Writes labelled blocks; `open_block` + `write` stream one, `line` prints a whole one."""
-
-    def __init__(self, console: Console, *, plain: bool) -> None:
-        self.console = console
-        self.plain = plain
-        self._looks = _PLAIN if plain else _RICH
-        self._open: Kind | None = None
-
-    @property
-    def open_kind(self) -> Kind | None:
-        """The block being streamed, if one is open."""
-        return self._open
-
-    def _emit(self, text: Text, *, end: str = "") -> None:
-        self.console.print(text, end=end, soft_wrap=True, highlight=False)
-        self.console.file.flush()
-
-    def open_block(self, kind: Kind) -> None:
-        self.close_block()
-        look = self._looks[kind]
-        self._emit(Text(look.label, style=look.label_style))
-        self._open = kind
-
-    def write(self, text: str) -> None:
-        if self._open is None:
-            self.open_block("assistant")
-        assert self._open is not None
-        self._emit(Text(text, style=self._looks[self._open].body_style))
-
-    def close_block(self) -> None:
-        if self._open is not None:
-            self._emit(Text(""), end="\n")
-            self._open = None
-
-    def line(self, kind: Kind, text: str) -> None:
-        self.close_block()
-        look = self._looks[kind]
-        self._emit(Text.assemble((look.label, look.label_style), (text, look.body_style)), end="\n")
-
-    def tool_call(self, name: str, input: Any) -> None:
-        self.line("tool", f"{name} {_compact(input)}" if input is not None else name)
-
-    def tool_part(self, part: ToolPart, *, with_call: bool = True) -> None:
-        if with_call:
-            self.tool_call(part.name, part.input)
-        match part.state:
-            case "output-available":
-                self.line("result", _compact(part.output))
-            case "output-error":
-                self.line("error", f"{part.name} failed: {part.error_text or 'no details'}")
-            case "output-denied":
-                self.line("notice", f"{part.name} was not approved")
-            case "approval-requested":
-                self.line("notice", f"{part.name} is waiting for approval")
-            case "approval-responded":
-                self.line("notice", f"{part.name} was approved")
-            case "input-available":
-                self.line("notice", f"{part.name} is waiting for its output from a client")
-
-    def message(self, message: Message) -> None:
-        """A whole message, as the history shows it."""
-        if message.role == "user":
-            self.line("you", message.text)
-            return
-        for part in message.parts:
-            if isinstance(part, TextPart) and part.text:
-                self.line("assistant", part.text)
-            elif isinstance(part, ReasoningPart) and part.text:
-                self.line("thinking", part.text)
-            elif isinstance(part, ToolPart):
-                self.tool_part(part)
-
-
-@dataclass
-class StreamView:
-    """Prints one turn's chunks as they arrive."""
-
-    printer: Printer
-    shown_outputs: set[str] = field(default_factory=set)
-    """Tool calls whose outcome was printed (so a replayed output is not printed twice)."""
-    names: dict[str, str] = field(default_factory=dict)
-
-    def apply(self, chunk: JSONObject) -> None:
-        p = self.printer
-        kind = chunk.get("type")
-        call_id = str(chunk.get("toolCallId", ""))
-        match kind:
-            case "text-start":
-                p.open_block("assistant")
-            case "text-delta":
-                p.write(str(chunk.get("delta", "")))
-            case "reasoning-start":
-                p.open_block("thinking")
-            case "reasoning-delta":
-                if p.open_kind != "thinking":
-                    p.open_block("thinking")
-                p.write(str(chunk.get("delta", "")))
-            case "text-end" | "reasoning-end":
-                p.close_block()
-            case "tool-input-start":
-                self.names[call_id] = str(chunk.get("toolName", ""))
-            case "tool-input-available":
-                name = str(chunk.get("toolName") or self.names.get(call_id, ""))
-                self.names[call_id] = name
-                p.tool_call(name, chunk.get("input"))
-            case "tool-input-error":
-                p.line("error", f"{chunk.get('toolName', '')}: bad input: {chunk.get('errorText', '')}")
-            case "tool-output-available" | "tool-output-error" | "tool-output-denied":
-                if call_id in self.shown_outputs:  # already shown (a replay, or reported before)
-                    return
-                self.shown_outputs.add(call_id)
-                name = self.names.get(call_id, "tool")
-                if kind == "tool-output-available":
-                    p.line("result", _compact(chunk.get("output")))
-                elif kind == "tool-output-error":
-                    p.line("error", f"{name} failed: {chunk.get('errorText', '')}")
-                else:
-                    p.line("notice", f"{name} was not approved")
-            case "tool-approval-request":
-                p.line("notice", f"{self.names.get(call_id, 'tool')} needs your approval")
-            case "error":
-                p.line("error", str(chunk.get("errorText", "")))
-            case _:
-                pass
-
-    def close(self) -> None:
-        self.printer.close_block()
-
-
 # ---- the chat -----------------------------------------------------------------------------------------
 
 
@@ -401,6 +233,7 @@ class TerminalChat:
         self._leave_code: int | None = None
         self._scope: anyio.CancelScope | None = None
         self._stream_scope: anyio.CancelScope | None = None
+        self._view: StreamView | None = None
         self._probe_answers: dict[str, ServerFrame] = {}
         self._closing = False
 
@@ -495,6 +328,8 @@ class TerminalChat:
         if turn is not None and not turn.done and not self._cancel_sent:
             self._cancel_sent = True
             self.out.line("notice", "stopping the answer… (Ctrl-C again to quit)")
+            if self._view is not None:
+                self._view.mute()  # nothing more of this answer is printed
             if self.client is not None:
                 tasks.start_soon(self._send_cancel, self.client, turn)
             return
@@ -582,17 +417,19 @@ class TerminalChat:
     # ---- streaming --------------------------------------------------------------------------------
 
     async def _stream(self, turn: ChatTurn, *, shown_outputs: set[str] | None = None) -> StreamView:
-        view = StreamView(self.out, shown_outputs=set(shown_outputs or ()))
+        view = self._view = StreamView(self.out, shown_outputs=set(shown_outputs or ()))
         self._streaming, self._cancel_sent = turn, False
         try:
             with anyio.CancelScope() as self._stream_scope:
                 async for chunk in turn:
                     view.apply(chunk)
         finally:
-            self._streaming = self._stream_scope = None
+            self._streaming = self._stream_scope = self._view = None
             view.close()
         if not turn.done:
             return view  # given up on (see _send_cancel)
+        if view.muted:
+            return view  # stopped with Ctrl-C: "stopping the answer…" was the last word on it
         if turn.outcome == "aborted":
             self.out.line("notice", "stopped")
         elif turn.error is not None:
@@ -621,7 +458,7 @@ class TerminalChat:
             return
         answers: list[tuple[ToolPart, bool]] = []
         for part in pending:
-            question = f"Allow {part.name} {_compact(part.input)}? [y/N] "
+            question = f"Allow {part.name} {compact(part.input)}? [y/N] "
             if self.plain:
                 self.out.line("notice", question.rstrip())
             else:
@@ -778,7 +615,7 @@ def run_chat(url: str, *, plain: bool | None = None) -> int:
     if plain:
         console = Console(color_system=None, force_terminal=False, highlight=False, emoji=False, soft_wrap=True)
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False)
         if sys.stdin.isatty():
             with contextlib.suppress(ImportError):
                 import readline  # noqa: F401 - line editing and history for input()
