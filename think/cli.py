@@ -135,6 +135,9 @@ def main() -> None:
 @click.option("--mcp-allowed-host", "mcp_hosts", multiple=True, metavar="NAME[:PORT]",
               help="A Host header /mcp answers besides loopback names and --host (repeatable; NAME:* for any "
                    "port). The MCP endpoint refuses other hosts (DNS-rebinding guard).")
+@click.option("--protocols", "protocols_opt", default=None, metavar="NAME,…",
+              help="The wire protocols to serve (comma-separated): cf_agent (WebSocket), ai-sdk (useChat's HTTP "
+                   "stream at …/chat), ag-ui, a2a [default: all that are installed].")
 @click.option("--browse/--no-browse", default=None,
               help="Serve the agents browser at /_think/agents (read-only listing of the data directory) "
                    "[default: on for a loopback --host or when THINK_BROWSE_TOKEN is set].")
@@ -152,7 +155,8 @@ def main() -> None:
               help="Development: restart the server when a Python file in the working directory "
                    "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
-          mcp_hosts: tuple[str, ...], browse: bool | None, log_level: str, log_format: str, access_log: bool,
+          mcp_hosts: tuple[str, ...], protocols_opt: str | None, browse: bool | None, log_level: str,
+          log_format: str, access_log: bool,
           otel: bool, debug: bool, reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
@@ -178,6 +182,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
         exporting = otlp_requested(otel)
         if exporting and not reload:  # with --reload, each worker installs its own (think.serve_reload)
             install_otlp()
+        protocols = _protocols(protocols_opt)
         classes = load_agent_classes(targets)
         with console.status("Starting: resolving the model…"):
             model_label = _model_label(classes)
@@ -185,7 +190,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
             runtime.release()  # checked free; each reloading worker claims it in turn
         else:
             app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
-                             mcp_allowed_hosts=mcp_allowed_hosts(host, mcp_hosts))
+                             mcp_allowed_hosts=mcp_allowed_hosts(host, mcp_hosts), protocols=protocols)
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
     except Exception as exc:
         if explain(exc) is None:
@@ -196,6 +201,8 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     lines = [f"[bold]think[/bold] {__version__}  ·  model: [bold]{model_label}[/bold]"]
     lines += [f"  agent [cyan]{cls.kebab_name()}[/cyan]  ws://{shown}:{port}/agents/{cls.kebab_name()}/<name>"
               for cls in classes]
+    if "ai-sdk" in protocols:
+        lines.append(f"  ai-sdk http://{shown}:{port}/agents/<agent>/<name>/chat  (useChat's DefaultChatTransport)")
     if mcp:
         lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
         if host in ("0.0.0.0", "::") and not mcp_hosts:
@@ -213,7 +220,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     _announce(console, lines, json=log_format.lower() == "json")
     if reload:
         _serve_reloading(sock, targets, host=host, port=port, data_dir=data_dir, ui=ui, mcp=mcp,
-                         mcp_hosts=mcp_allowed_hosts(host, mcp_hosts), browse=browse,
+                         mcp_hosts=mcp_allowed_hosts(host, mcp_hosts), browse=browse, protocols=protocols,
                          log_level=log_level, log_format=log_format, access_log=access_log, otel=otel)
         return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
@@ -226,6 +233,15 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
             shutdown()  # send the spans still batched
     if not server.started:
         sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
+
+
+def _protocols(option: str | None) -> list[str]:
+    """`--protocols a,b` checked (an unknown name is a configuration error), or the defaults."""
+    from think.ui_protocols import check_protocols, serve_defaults
+
+    if option is None:
+        return serve_defaults()
+    return check_protocols(name.strip() for name in option.split(",") if name.strip())
 
 
 def mcp_allowed_hosts(host: str, extra: tuple[str, ...]) -> list[str] | None:
@@ -245,8 +261,8 @@ def _watched(targets: tuple[str, ...]) -> list[str]:
 
 
 def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str, port: int, data_dir: str | None,
-                     ui: bool, mcp: bool, mcp_hosts: list[str] | None, browse: bool, log_level: str,
-                     log_format: str, access_log: bool, otel: bool) -> None:
+                     ui: bool, mcp: bool, mcp_hosts: list[str] | None, browse: bool, protocols: list[str],
+                     log_level: str, log_format: str, access_log: bool, otel: bool) -> None:
     """Run uvicorn's change-reload supervisor over `sock`; workers build the app in
     `think.serve_reload.app` from the options passed in the environment."""
     import uvicorn
@@ -255,7 +271,7 @@ def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str
     from think.serve_reload import ENV, ServeOptions
 
     os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
-                                   browse, otel, mcp_hosts).to_env()
+                                   browse, otel, mcp_hosts, protocols).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
                             log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
                             reload_dirs=_watched(targets))

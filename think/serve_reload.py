@@ -33,6 +33,7 @@ class ServeOptions:
     browse: bool = False
     otel: bool = False
     mcp_hosts: list[str] | None = None
+    protocols: list[str] | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -83,7 +84,8 @@ def app() -> ASGIApp:
         install_otlp()
     classes = load_agent_classes(tuple(options.targets))
     return create_app(agents=classes, data_dir=options.data_dir, ui=options.ui, mcp=options.mcp,
-                      browse=options.browse, mcp_allowed_hosts=options.mcp_hosts)
+                      browse=options.browse, mcp_allowed_hosts=options.mcp_hosts,
+                      protocols=options.protocols if options.protocols is not None else ["cf_agent"])
 
 
 def _end_with_parent() -> None:

@@ -77,3 +77,9 @@ def test_a_port_in_use_is_an_error_before_any_address_is_printed(tmp_path: Path)
         result = serve(tmp_path, PLAIN, "--port", str(port), env={"THINK_MODEL": OFFLINE})
     line = one_line(result)
     assert f"port {port} on 127.0.0.1 is already in use. Fix: stop the process" in line and "--port 0" in line
+
+
+def test_an_unknown_protocol(tmp_path: Path) -> None:
+    line = one_line(serve(tmp_path, PLAIN, "--protocols", "cf_agent,smoke-signals",
+                          env={"THINK_MODEL": OFFLINE}))
+    assert "unknown protocol 'smoke-signals'; available: cf_agent, ai-sdk" in line, line

@@ -44,6 +44,7 @@ from think.server.connection import Connection, new_connection_id
 from think.server.gate import ask
 from think.server.uvicorn_log import quiet_invalid_utf8
 from think.subagents.routing import SubAgentNotFound, is_sub_path, resolve_sub_path
+from think.ui_protocols import CF_AGENT, ProtocolContext, check_protocols, protocol_routes
 
 if TYPE_CHECKING:
     from think.browse.routes import BrowseHook
@@ -98,6 +99,27 @@ class _AgentServer:
         if self.on_before_connect is None:
             return None
         return await ask(self.on_before_connect, conn, cls.__name__, name, name="on_before_connect")
+
+    async def admit(self, conn: HTTPConnection) -> tuple[type[Agent], str] | Response:
+        """The path's class and name, or the refusal (a bad target, or `on_before_connect`'s)."""
+        target = self._target(conn)
+        if isinstance(target, Response):
+            return target
+        if (denial := await self._before_connect(conn, *target)) is not None:
+            return denial
+        return target
+
+    def with_cors(self, endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        """`endpoint` answering CORS preflights and carrying the CORS headers, as the agent routes do."""
+        async def wrapped(request: Request) -> Response:
+            headers = self._cors_headers(request)
+            if self.cors and request.method == "OPTIONS":
+                return Response(status_code=204, headers=headers)
+            response = await endpoint(request)
+            response.headers.update(headers)
+            return response
+
+        return wrapped
 
     # ---- WebSocket -----------------------------------------------------------------------------
 
@@ -274,6 +296,7 @@ def create_app(
     browse: bool = False,
     browse_token: str | None = None,
     on_browse: BrowseHook | None = None,
+    protocols: Sequence[str] = (CF_AGENT,),
 ) -> Starlette:
     """An ASGI app serving `agents` over WebSocket and HTTP at `/<prefix>/<kebab-class>/<name>`.
 
@@ -311,6 +334,7 @@ def create_app(
         if kebab in classes and classes[kebab] is not cls:
             raise ConfigurationError(f"{cls.__name__} and {classes[kebab].__name__} both serve /{kebab}/")
         classes[kebab] = cls
+    protocols = check_protocols([protocols] if isinstance(protocols, str) else protocols)
     if max_frame_bytes < 1024:
         raise ConfigurationError("max_frame_bytes must be at least 1024")
     quiet_invalid_utf8()  # uvicorn would log a traceback for every client that sends bad UTF-8
@@ -340,13 +364,16 @@ def create_app(
     base = "/" + "/".join(part for part in prefix.split("/") if part)
     if base == "/":
         base = ""
-    routes = [
-        *extra,
-        WebSocketRoute(base + "/{agent}/{name}", server.websocket),
-        WebSocketRoute(base + "/{agent}/{name}/{rest:path}", server.websocket),
-        Route(base + "/{agent}/{name}", server.http, methods=_METHODS),
-        Route(base + "/{agent}/{name}/{rest:path}", server.http, methods=_METHODS),
-    ]
+    context = ProtocolContext(classes=dict(classes), registry=registry, base=base, admit=server.admit,
+                              authorize=server._before_connect, http=server.with_cors)
+    routes = [*extra, *protocol_routes(protocols, context)]
+    if CF_AGENT in protocols:
+        routes += [
+            WebSocketRoute(base + "/{agent}/{name}", server.websocket),
+            WebSocketRoute(base + "/{agent}/{name}/{rest:path}", server.websocket),
+            Route(base + "/{agent}/{name}", server.http, methods=_METHODS),
+            Route(base + "/{agent}/{name}/{rest:path}", server.http, methods=_METHODS),
+        ]
     if browse:
         from think.browse.routes import browse_routes  # only servers that browse load it
 
@@ -362,4 +389,5 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.registry = registry
     app.state.runtime = registry.runtime
+    app.state.protocols = protocols
     return app

@@ -1,0 +1,221 @@
+"""The AI SDK UI message stream over HTTP: what `useChat`'s `DefaultChatTransport` speaks.
+
+    POST /agents/<agent>/<name>/chat                  {id, messages, trigger, messageId, …body}
+         → 200 text/event-stream  data: <UIMessageChunk>\\n\\n … data: [DONE]\\n\\n
+    GET  /agents/<agent>/<name>/chat/<chatId>/stream  → the running reply replayed, then live; 204 if none
+    GET  /agents/<agent>/<name>/chat                  → the transcript (UIMessage[]) for `messages:`
+
+The agent instance is the chat: `<name>` picks the transcript; the body's `id` and the URL's
+`chatId` (the client's chat id) are not used. Every request is admitted by the app's
+`on_before_connect` first. A request becomes the frames a WebSocket tab sends and is handled by
+that agent's `ChatChannel` (`think.server.chat`), so it is reconciled and trusted exactly like a
+`cf_agent_use_chat_request` (`think.turns.trust`): the server's transcript stands, only new user
+messages are taken, and a tool answer in the last assistant message (`addToolOutput`,
+`addToolApprovalResponse`) is applied only where a client may answer (`answers.py`). The turn
+keeps running when the response is closed; `…/stream` picks it up from the durable buffer.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from think.agent import Think
+from think.protocol.codec import InvalidFrame, UnknownFrame, encode_message_list, parse_frame
+from think.protocol.frames import ChatRequest, StreamResumeAck, StreamResumeRequest
+from think.server.agents import AgentHost
+from think.ui_protocols import ProtocolContext, UIProtocol
+from think.ui_protocols.ai_sdk.answers import AnswerRefused, answers_in, apply_answers
+from think.ui_protocols.ai_sdk.stream import HEADERS, ChatStream, Frame
+
+log = logging.getLogger("think.ui_protocols.ai_sdk")
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""A larger request body is refused with 413."""
+TRIGGERS = ("submit-message", "regenerate-message")
+
+Release = Callable[[], Awaitable[None]]
+
+
+class _EventStream(StreamingResponse):
+    """The SSE response; `release` runs when it ends, however it ends (the client may go)."""
+
+    def __init__(self, stream: ChatStream, first: list[Frame], release: Release) -> None:
+        super().__init__(stream.events(first), headers=HEADERS)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._release()
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class _Endpoints:
+    def __init__(self, context: ProtocolContext) -> None:
+        self.context = context
+
+    async def _chat_agent(self, request: Request) -> tuple[type[Think], str] | Response:
+        admitted = await self.context.admit(request)
+        if isinstance(admitted, Response):
+            return admitted
+        cls, name = admitted
+        if not issubclass(cls, Think):
+            return _error(404, f"{cls.__name__} is not a chat agent")
+        return cls, name
+
+    async def _open(self, cls: type[Think], name: str) -> tuple[AgentHost, ChatStream, Release] | Response:
+        """The agent's host with a new `ChatStream` on its channel, and what closes both."""
+        stack = AsyncExitStack()
+        try:
+            host = await stack.enter_async_context(self.context.registry.use(cls, name))
+        except Exception:
+            log.exception("agent %s %r failed to start", cls.__name__, name)
+            return _error(500, "The agent failed to start")
+        stream = ChatStream()
+        host.connections.add(stream)
+
+        async def release() -> None:
+            stream.end()
+            host.disconnect(stream)
+            await stack.aclose()
+
+        return host, stream, release
+
+    async def chat(self, request: Request) -> Response:
+        target = await self._chat_agent(request)  # before the body is read
+        if isinstance(target, Response):
+            return target
+        if request.method == "GET":
+            async with self.context.registry.runtime.lease(*target) as agent:
+                assert isinstance(agent, Think)
+                return Response(encode_message_list(agent.session.history_json()), media_type="application/json")
+        parsed = await _read_request(request)
+        if isinstance(parsed, Response):
+            return parsed
+        frame, messages = parsed
+        opened = await self._open(*target)
+        if isinstance(opened, Response):
+            return opened
+        host, stream, release = opened
+        try:
+            assert host.chat is not None
+            answers = answers_in(host, messages, frame)
+            if answers:  # the reply is the continuation the answers ask for
+                try:
+                    continuation = await apply_answers(host, stream, answers)
+                except AnswerRefused as exc:
+                    await release()
+                    return _error(409, str(exc))
+                if continuation is None:  # queued behind a running continuation: follow what runs
+                    return await self._follow(host, stream, release)
+                stream.request_id = continuation
+                return _EventStream(stream, stream.take(), release)
+            stream.request_id = frame.id
+            await host.chat.receive(stream, frame)
+            first = stream.take()
+            if (refusal := _refusal(first)) is not None:
+                await release()
+                return _error(400, refusal)
+            return _EventStream(stream, first, release)
+        except BaseException:
+            await release()
+            raise
+
+    async def resume(self, request: Request) -> Response:
+        target = await self._chat_agent(request)
+        if isinstance(target, Response):
+            return target
+        opened = await self._open(*target)
+        if isinstance(opened, Response):
+            return opened
+        return await self._follow(*opened)
+
+    async def _follow(self, host: AgentHost, stream: ChatStream, release: Release) -> Response:
+        """The resume handshake as a tab does it: the active stream replayed, then live; 204 if none."""
+        try:
+            assert host.chat is not None
+            await host.chat.receive(stream, StreamResumeRequest(None))
+            while True:
+                frame = await stream.next()
+                if frame.type == "cf_agent_stream_resume_none":
+                    await release()
+                    return Response(status_code=204)
+                if frame.type == "cf_agent_stream_resuming":
+                    request_id = str(frame.data["id"])
+                    stream.request_id = request_id
+                    await host.chat.receive(stream, StreamResumeAck(request_id))
+                    return _EventStream(stream, stream.take(), release)
+                # cf_agent_stream_pending: a turn was accepted and has not streamed yet; wait for it
+        except BaseException:
+            await release()
+            raise
+
+
+async def _read_request(request: Request) -> tuple[ChatRequest, list[Any]] | Response:
+    """The request body as the channel's chat request (and its raw messages), or a 4xx."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return _error(413, f"The request body is larger than {MAX_BODY_BYTES} bytes")
+    raw = bytearray()
+    async for piece in request.stream():
+        raw += piece
+        if len(raw) > MAX_BODY_BYTES:
+            return _error(413, f"The request body is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _error(400, f"The request body is not valid JSON: {exc}")
+    if not isinstance(body, dict):
+        return _error(400, "The request body must be a JSON object")
+    trigger = body.get("trigger", TRIGGERS[0])
+    if trigger not in TRIGGERS:
+        return _error(400, f"trigger must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return _error(400, "The request body has no \"messages\" array")
+    custom = {key: value for key, value in body.items() if key not in ("id", "messageId")}
+    envelope = {"type": "cf_agent_use_chat_request", "id": uuid.uuid4().hex,
+                "init": {"method": "POST", "body": orjson.dumps(custom).decode()}}
+    try:
+        frame = parse_frame(orjson.dumps(envelope))
+    except (InvalidFrame, UnknownFrame) as exc:
+        return _error(400, str(exc))
+    assert isinstance(frame, ChatRequest)
+    return frame, messages
+
+
+def _refusal(frames: list[Frame]) -> str | None:
+    """Why the channel refused the request at once (its first frame ends it in an error), if it did."""
+    if not frames:
+        return None
+    data = frames[0].data
+    if frames[0].type == "cf_agent_use_chat_response" and data.get("done") and data.get("error"):
+        return str(data.get("body") or "The request was refused")
+    return None
+
+
+def _routes(context: ProtocolContext) -> list[BaseRoute]:
+    endpoints = _Endpoints(context)
+    base = context.base + "/{agent}/{name}/chat"
+    return [
+        Route(base, context.http(endpoints.chat), methods=["GET", "POST", "OPTIONS"]),
+        Route(base + "/{chat_id}/stream", context.http(endpoints.resume), methods=["GET", "OPTIONS"]),
+    ]
+
+
+protocol = UIProtocol(name="ai-sdk", routes=_routes)
+"""`create_app(..., protocols=["ai-sdk"])` mounts this."""
