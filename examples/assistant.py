@@ -15,5 +15,7 @@ from think.models.demo_tools import DEMO_TOOLS
 class Assistant(Think):
     """A helpful assistant. `send_notification` waits for a person's approval before it runs."""
 
+    suggestions = ("What is 12*(3+4)?", "What time is it in Tokyo?", "Send a notification to the team")
+
     def get_tools(self) -> list[Tool]:
         return DEMO_TOOLS

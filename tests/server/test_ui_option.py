@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.chat.live_server import serve_in_thread
 from tests.server.agents import EchoChat, Notes
@@ -22,7 +23,9 @@ async def test_the_ui_and_its_info_are_served_next_to_the_agents(tmp_path: Path)
             page = await http.get("/")
             messages = await http.get("/agents/echo-chat/default/get-messages")
     assert info.json() == {"agents": ["notes", "echo-chat"], "model": "scripted", "demo": False,
-                           "version": __version__, "prefix": "agents", "browse": False}
+                           "version": __version__, "prefix": "agents", "browse": False,
+                           "welcome": {"notes": None, "echo-chat": None},
+                           "suggestions": {"notes": [], "echo-chat": []}}
     assert page.status_code in (200, 503) and "html" in page.headers["content-type"]  # 503: not built
     assert messages.json() == []
 
@@ -47,3 +50,24 @@ async def test_the_info_never_shows_a_base_url_or_a_key(tmp_path: Path) -> None:
             info = (await http.get("/_think/info")).json()
     assert info["model"] == "custom:big-model"
     assert "sk-secret" not in str(info) and "llm.internal" not in str(info)
+
+
+class BadSuggestions(Think):
+    suggestions = "What is 2+2?"  # a string, not a list of them
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel("hi")
+
+
+class BadWelcome(Think):
+    welcome = 42  # type: ignore[assignment]
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel("hi")
+
+
+def test_a_bad_welcome_or_suggestions_is_refused_when_the_app_is_made(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"BadSuggestions.suggestions must be a sequence of strings"):
+        create_app([BadSuggestions], runtime=EmbeddedRuntime(tmp_path), ui=True)
+    with pytest.raises(TypeError, match=r"BadWelcome.welcome must be a string or None, not int"):
+        create_app([BadWelcome], runtime=EmbeddedRuntime(tmp_path), ui=True)

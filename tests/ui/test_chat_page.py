@@ -43,6 +43,9 @@ def script(request: ModelRequest) -> Reply:
 
 
 class UiAssistant(Think):
+    welcome = "Ask me to add numbers or to notify the team."
+    suggestions = ("What is 19 + 23?", "Notify the team")
+
     def get_model(self) -> ScriptedModel:
         return ScriptedModel(script, chunk_delay=0.01)
 
@@ -84,6 +87,7 @@ def test_a_message_streams_a_tool_call_and_a_markdown_answer(browser: Browser, s
         run = browser.run(url, [
             *_open("first"),
             {"action": "text", "selector": ".suggestion", "as": "suggestions"},
+            {"action": "text", "selector": ".empty-hint", "as": "welcome"},
             {"action": "text", "selector": ".model-badge", "as": "badge"},
             {"action": "screenshot", "path": str(SCREENSHOTS / "empty.png")},
             # Shift+Enter is a new line, not a send.
@@ -114,9 +118,8 @@ def test_a_message_streams_a_tool_call_and_a_markdown_answer(browser: Browser, s
         ])
 
     values = run.values
-    assert values["suggestions"] == [
-        "What is 12*(3+4)?", "What time is it in Tokyo?", "Send a notification to the team",
-    ]
+    assert values["suggestions"] == ["What is 19 + 23?", "Notify the team"]  # the agent's own
+    assert values["welcome"] == ["Ask me to add numbers or to notify the team."]
     assert values["badge"] == ["Offline demo model" if info["demo"] else info["model"]]
     assert values["draft"] == "draft\n"
     assert values["user"] == ["What is 19 + 23?"]
@@ -251,6 +254,34 @@ def test_a_failed_turn_shows_an_error_banner(browser: Browser, serve: Serve) -> 
             {"action": "screenshot", "path": str(SCREENSHOTS / "error.png")},
         ])
     assert "the scripted model failed" in run.values["banner"][0]
+
+
+class PlainAgent(Think):
+    """No welcome text and no suggestions of its own."""
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(script, chunk_delay=0.01)
+
+
+def test_an_agents_suggestions_are_offered_and_one_click_sends_it(browser: Browser, serve: Serve) -> None:
+    with serve([UiAssistant, PlainAgent]) as url:
+        info = httpx.get(url + "_think/info").json()
+        run = browser.run(url, [
+            {"action": "goto", "path": "/#/plain-agent/quiet"},
+            {"action": "waitFor", "selector": ".empty-hint"},
+            {"action": "count", "selector": ".suggestion", "as": "plain_suggestions"},
+            {"action": "text", "selector": ".empty-hint", "as": "plain_hint"},
+            *_open("clicked"),
+            {"action": "click", "selector": ".suggestion:has-text('What is 19 + 23?')"},
+            {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "The sum is"},
+            _turn_over(),
+            {"action": "text", "selector": ".msg-user", "as": "user"},
+        ])
+    assert info["suggestions"] == {"ui-assistant": ["What is 19 + 23?", "Notify the team"], "plain-agent": []}
+    assert info["welcome"] == {"ui-assistant": "Ask me to add numbers or to notify the team.", "plain-agent": None}
+    assert run.values["plain_suggestions"] == 0
+    assert run.values["plain_hint"][0].startswith("You are talking to “plain-agent”")
+    assert run.values["user"] == ["What is 19 + 23?"]
 
 
 def test_regenerate_and_clear(browser: Browser, serve: Serve) -> None:

@@ -264,13 +264,29 @@ def _ui_info(classes: list[type[Agent]], prefix: str, *, browse: bool) -> Callab
         except Exception as exc:  # the page shows it; chatting will report the error in full
             return f"unavailable ({type(exc).__name__})"
 
+    intro = {cls.kebab_name(): _intro(cls) for cls in classes}
+
     async def info() -> dict[str, Any]:
         if not model:  # resolved once: it may probe the network (a local Ollama)
             model.append(await model_label())
         return {"agents": [cls.kebab_name() for cls in classes], "model": model[0], "demo": model[0] == "demo",
-                "version": __version__, "prefix": prefix, "browse": browse}
+                "version": __version__, "prefix": prefix, "browse": browse,
+                "welcome": {name: text for name, (text, _) in intro.items()},
+                "suggestions": {name: list(prompts) for name, (_, prompts) in intro.items()}}
 
     return info
+
+
+def _intro(cls: type[Agent]) -> tuple[str | None, tuple[str, ...]]:
+    """An agent class's `welcome` text and `suggestions`, checked when the app is created."""
+    welcome = getattr(cls, "welcome", None)
+    suggestions = getattr(cls, "suggestions", ())
+    if welcome is not None and not isinstance(welcome, str):
+        raise TypeError(f"{cls.__name__}.welcome must be a string or None, not {type(welcome).__name__}")
+    if isinstance(suggestions, str) or not all(isinstance(item, str) for item in suggestions):
+        raise TypeError(f"{cls.__name__}.suggestions must be a sequence of strings, such as "
+                        f"['What is 12*(3+4)?'], not {suggestions!r}")
+    return welcome, tuple(item.strip() for item in suggestions if item.strip())
 
 
 async def _deny(websocket: WebSocket, response: Response) -> None:

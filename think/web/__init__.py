@@ -9,11 +9,13 @@ need (`GET /<prefix>/<agent>/<name>/get-messages` and the WebSocket on the same 
 `GET /_think/info`:
 
     {"agents": ["assistant", ...], "model": "openai:gpt-4.1-mini", "demo": false,
-     "version": "0.1.0", "prefix": "agents", "browse": true}
+     "version": "0.1.0", "prefix": "agents", "browse": true,
+     "welcome": {"assistant": null}, "suggestions": {"assistant": ["What is 12*(3+4)?"]}}
 
 `agents` are the kebab-case class names the page may open (the first is the default), `prefix`
 the first path segment of agent URLs, `demo` says the model is the offline demo model, and
-`browse` that the server lists its conversations at `_think/agents` (the sidebar then shows them). The
+`browse` that the server lists its conversations at `_think/agents` (the sidebar then shows them),
+`welcome` and `suggestions` each agent's `Think.welcome` text and `Think.suggestions`. The
 page loads its assets and the info with relative URLs, so the routes work under a mount prefix.
 """
 

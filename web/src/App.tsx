@@ -216,10 +216,12 @@ function Shell({ info }: { info: ServerInfo }) {
               header={header}
               banner={demoNote}
               emptyHint={
-                info.demo
+                info.welcome[address.agent] ??
+                (info.demo
                   ? `You are talking to “${address.agent}” with the offline demo model. It knows a few tricks.`
-                  : `You are talking to “${address.agent}” on ${info.model}.`
+                  : `You are talking to “${address.agent}” on ${info.model}.`)
               }
+              suggestions={info.suggestions[address.agent] ?? []}
             />
           </Suspense>
         </ErrorBoundary>

@@ -35,12 +35,6 @@ import {
   type ToolPart,
 } from "./parts";
 
-export const SUGGESTIONS = [
-  "What is 12*(3+4)?",
-  "What time is it in Tokyo?",
-  "Send a notification to the team",
-];
-
 type Connection = "connecting" | "open" | "closed";
 
 const FILES_KEY = "think.files-panel.v1";
@@ -94,13 +88,15 @@ export type ChatProps = {
   header: ReactNode;
   banner?: ReactNode;
   emptyHint: string;
+  /** Prompts offered on an empty conversation (the agent's `suggestions`). */
+  suggestions: string[];
 };
 
 export function TopBar({ children }: { children: ReactNode }) {
   return <header className="topbar">{children}</header>;
 }
 
-export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHint }: ChatProps) {
+export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHint, suggestions }: ChatProps) {
   const [connection, setConnection] = useState<Connection>("connecting");
   // Whether the server has answered this socket's resume probe. Until then the transcript it
   // sends on connect may still be on its way, and the stock hook would apply it over a message
@@ -383,15 +379,17 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                   <Mark size={40} />
                   <h1>What can I help with?</h1>
                   <p className="empty-hint">{emptyHint}</p>
-                  <ul className="suggestions" aria-label="Suggested prompts">
-                    {SUGGESTIONS.map((text) => (
-                      <li key={text}>
-                        <button type="button" className="suggestion" onClick={() => send(text)}>
-                          {text}
-                        </button>
-                      </li>
-                    ))}
-                  </ul>
+                  {suggestions.length > 0 ? (
+                    <ul className="suggestions" aria-label="Suggested prompts">
+                      {suggestions.map((text) => (
+                        <li key={text}>
+                          <button type="button" className="suggestion" onClick={() => send(text)}>
+                            {text}
+                          </button>
+                        </li>
+                      ))}
+                    </ul>
+                  ) : null}
                 </div>
               ) : (
                 <div className="messages" role="log" aria-live="polite" aria-relevant="additions" aria-label="Conversation">

@@ -8,7 +8,22 @@ export type ServerInfo = {
   prefix: string;
   /** The server lists its conversations at `_think/agents` (the agents browser). */
   browse: boolean;
+  /** Per agent: what an empty conversation says (`Think.welcome`), null for the default text. */
+  welcome: Record<string, string | null>;
+  /** Per agent: the prompts an empty conversation offers (`Think.suggestions`). */
+  suggestions: Record<string, string[]>;
 };
+
+function stringMap<T>(value: unknown, item: (entry: unknown) => T | undefined): Record<string, T> {
+  const out: Record<string, T> = {};
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    for (const [key, entry] of Object.entries(value as Record<string, unknown>)) {
+      const parsed = item(entry);
+      if (parsed !== undefined) out[key] = parsed;
+    }
+  }
+  return out;
+}
 
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === "string");
@@ -30,5 +45,7 @@ export async function fetchInfo(signal?: AbortSignal): Promise<ServerInfo> {
     version: typeof data.version === "string" ? data.version : "",
     prefix: typeof data.prefix === "string" && data.prefix ? data.prefix.replace(/^\/+|\/+$/g, "") : "agents",
     browse: data.browse === true,
+    welcome: stringMap(data.welcome, (entry) => (typeof entry === "string" ? entry : undefined)),
+    suggestions: stringMap(data.suggestions, (entry) => (isStringArray(entry) ? entry : undefined)),
   };
 }
