@@ -71,6 +71,7 @@ from think.turns.concurrency import MessageConcurrency
 from think.turns.continuation import AutoContinuation, forget_request
 from think.turns.interrupted import recover_interrupted_streams
 from think.turns.queue import TurnQueue
+from think.turns.steer import Steering
 from think.turns.tool_results import ToolUpdates
 from think.turns.trust import tool_kinds
 from think.turns.turn import TurnResult
@@ -108,7 +109,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     suggestions: Sequence[str] = ()
     """Prompts the web UI offers on an empty conversation (served by `GET /_think/info`)."""
     message_concurrency: MessageConcurrency = "queue"
-    """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`
+    """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`, `"steer"`
     or `{"strategy": "debounce", "debounce": 0.75}` (seconds; see `think.turns.concurrency`)."""
     chat_recovery: ChatRecoveryPolicy = ChatRecoveryPolicy()
     """Budgets for finishing turns a crash or a stalled stream interrupted (see `think.recovery`)."""
@@ -146,6 +147,8 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         self.model_history = ModelHistory()
         self.turn_queue = TurnQueue()
         self.cancellations = Cancellations()
+        self.steering = Steering(self.cancellations.cancelled_early)
+        """The running turn and the user messages steered into it (`think.turns.steer`)."""
         self.tool_updates = ToolUpdates(self)
         self.continuations = AutoContinuation(self)
         self._turns_running = 0

@@ -46,7 +46,7 @@ __all__ = ["Emit", "LoopResult", "LoopStatus", "ResolveModel", "run_loop"]
 log = logging.getLogger("think.loop")
 
 ResolveModel = Callable[[Model | str], Model]
-LoopStatus = Literal["completed", "error", "awaiting-approval", "awaiting-client", "max-steps"]
+LoopStatus = Literal["completed", "error", "awaiting-approval", "awaiting-client", "max-steps", "steered"]
 
 
 @dataclass(kw_only=True)
@@ -85,6 +85,7 @@ async def run_loop(
     stop_when: Sequence[StopCondition] = (),
     max_retries: int = 0,
     usage: UsageMeter | None = None,
+    steer: Callable[[], bool] | None = None,
 ) -> LoopResult:
     """Run model steps and tool calls until the turn has an answer. See the module docstring.
 
@@ -95,7 +96,9 @@ async def run_loop(
     `stop_when` conditions end the turn after a step for which one is true (besides `max_steps`);
     `max_retries` retries a model call that fails before any content with a retryable error.
     `usage` adds up each call's usage; with it, the `finish` chunk carries the message's usage in
-    `messageMetadata` (see `think.usage`).
+    `messageMetadata` (see `think.usage`). `steer` is asked at each step boundary (the step's
+    tool calls have finished, another model call would follow): True ends the loop there with
+    status `steered`, for a user message steered into the turn (`think.turns.steer`).
     """
     hooks = hooks or NoHooks()
     result = LoopResult(status="completed")
@@ -184,6 +187,9 @@ async def run_loop(
             result.finish_reason = "tool-calls"
             break
         if not calls:
+            break
+        if steer is not None and steer():
+            result.status = "steered"
             break
         if await _should_stop(stop_when, result.steps):
             break

@@ -13,6 +13,10 @@ What the model answers depends on the last user message:
 * `delete P` → calls `danger` (needs approval), then `Deleted <P>.`;
 * anything else → `Echo: <text>`.
 
+`NodeSteer` (for the steer test, `message_concurrency = "steer"`) answers `plan …` by calling
+`wait_gate` (it waits for the `open_gate` RPC), then `Plan finished.`; anything else with
+`Noted: <text> (after N tool results).`
+
 `NodeRecovering` (for the restart test) answers `count N` with `w01 … wN`, continuing a cut
 answer from its last word.
 """
@@ -20,6 +24,8 @@ answer from its last word.
 from __future__ import annotations
 
 from typing import Any
+
+import anyio
 
 from tests.gated import Gate, GatedModel
 from tests.shared_tools import add
@@ -149,3 +155,47 @@ class NodeRecovering(Think):
 
     def get_model(self) -> ScriptedModel:
         return ScriptedModel(count_script)
+
+
+def steer_script(request: ModelRequest) -> Reply:
+    results = sum(len(m.results) for m in request.messages if isinstance(m, ToolMessage))
+    if isinstance(request.messages[-1], ToolMessage):
+        return "Plan finished."
+    said = request.last_user_text
+    if said.startswith("plan"):
+        return call("wait_gate")
+    return [text(f"Noted: {said} (after {results} tool results).", chunks=6)]
+
+
+@tool
+async def wait_gate(ctx: ToolContext) -> str:
+    """Wait until the test opens the gate."""
+    agent = ctx.agent
+    assert isinstance(agent, NodeSteer)
+    await agent.gate().wait()
+    return "opened"
+
+
+class NodeSteer(Gate, Think):
+    """Served at `/agents/node-steer/<name>`: a message sent while a turn runs steers it."""
+
+    message_concurrency = "steer"
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(steer_script, chunk_delay=CHUNK_DELAY)
+
+    def get_tools(self) -> list[Any]:
+        return [wait_gate]
+
+    @callable
+    def open_gate(self) -> str:
+        self.gate().set()
+        return "open"
+
+    @callable
+    async def wait_steered(self) -> bool:
+        """Until a message waits for the running turn's step boundary (10 s at most)."""
+        with anyio.fail_after(10):
+            while not self.steering.pending():  # noqa: ASYNC110 - no event covers it
+                await anyio.sleep(0.01)
+        return True

@@ -377,6 +377,26 @@ const chatRequest = (id, message, extra = {}) => JSON.stringify({
 });
 
 const standalone = {
+  /** `plan.agent` steers (`message_concurrency = "steer"`): the tab sends a second message while
+   *  the first answer streams and its tool waits for the gate; the gate opens (RPC) and the second
+   *  message joins the running turn at its step boundary. A second tab watches. */
+  async steer({ open }) {
+    const a = await open("A");
+    const watcher = await open("watcher");
+    await a.send("plan a trip");
+    await a.waitFor(toolState("wait_gate", "input-available"));
+    await a.send("and book a hotel");
+    await a.waitFor(`(s) => s.sockets[0].events.filter((e) => e.dir === "out" &&
+      e.data.includes('"cf_agent_use_chat_request"')).length === 2`);
+    await a.rpc("wait_steered");
+    await a.rpc("open_gate");
+    await a.waitIdle(2);
+    await a.waitFor(lastText("Noted: and book a hotel (after 1 tool results)."));
+    await watcher.waitFor(lastText("Noted: and book a hotel (after 1 tool results)."));
+    await watcher.waitFor("(s) => !s.isServerStreaming");
+    return { A: await a.close(), watcher: await watcher.close() };
+  },
+
   /** Raw frames nest values at every depth from 240 to 270 and around the limit (plan.limit) in the
    *  state, a data part, a message's metadata and a client tool's output; then a page opens the
    *  room, reads what was kept and chats on (its request resends the whole transcript). */

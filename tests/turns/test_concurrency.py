@@ -14,6 +14,7 @@ from think.turns.concurrency import ConcurrencyPolicy, SubmitAdmission
 def test_policies_parse_like_think_and_refuse_unknown_values() -> None:
     assert ConcurrencyPolicy.parse("queue") == ConcurrencyPolicy("queue")
     assert ConcurrencyPolicy.parse("merge").strategy == "merge"
+    assert ConcurrencyPolicy.parse("steer").strategy == "steer"
     assert ConcurrencyPolicy.parse({"strategy": "debounce", "debounce": 0.25}) == ConcurrencyPolicy("debounce", 0.25)
     assert ConcurrencyPolicy.parse(MappingProxyType({"strategy": "debounce"})).debounce == 0.75
     for bad in (-5, float("inf"), "soon", True):

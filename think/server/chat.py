@@ -233,7 +233,8 @@ class ChatChannel:
             self._queued[request_id] = (connection.id, incoming.fresh)
         turn = TurnRequest(request_id=request_id, messages=new_messages, client_tools=stored_client_tools(agent),
                            body=frame.body or None, parent_id=parent_id, sender=connection.id,
-                           admit=self._admission.admit(policy, submit) if submit is not None else None)
+                           admit=self._admission.admit(policy, submit) if submit is not None else None,
+                           when_busy="steer" if submit is not None and policy.strategy == "steer" else "queue")
         sender = connection.id
 
         async def run() -> None:
@@ -251,8 +252,9 @@ class ChatChannel:
                 if submit is not None:
                     self._admission.finished(submit)
                 self._release_parked_if_idle()
-            if result is not None and result.status == "skipped":
-                # superseded by a newer message, or made stale by a clear: only its sender hears
+            if result is not None and (result.status == "skipped" or result.request_id != request_id):
+                # superseded by a newer message (or answered by one steered with it), or made
+                # stale by a clear: only its sender hears
                 self._send_to(sender, ChatResponse(id=request_id, done=True))
 
         self.spawn(run)

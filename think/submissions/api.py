@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from think.submissions.store import Submission, SubmissionStatus
 from think.submissions.submissions import Submissions
 from think.turns.callbacks import MessageLike
+from think.turns.turn import WhenBusy
 
 
 class SubmissionAPI:
@@ -21,7 +22,7 @@ class SubmissionAPI:
 
     async def submit_messages(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
                               idempotency_key: str | None = None, metadata: Any = None,
-                              session: str = "") -> Submission:
+                              session: str = "", when_busy: WhenBusy = "queue") -> Submission:
         """Accept a turn durably and return at once, before the model runs (safe inside turns).
 
         `messages` is one message (a string is a user message) or a list of them.
@@ -29,9 +30,13 @@ class SubmissionAPI:
         turn starts, after every submission accepted before it. A known `submission_id` or
         `idempotency_key` returns the existing record with `accepted=False` instead of a second
         turn; an id and a key that name two different submissions raise `ProtocolError`.
+        `when_busy="steer"`: while a turn of the session runs, the messages join it at its next
+        step boundary (ahead of pending submissions) instead of waiting (`think.turns.steer`);
+        they are stored before this returns, so a kill before the boundary leaves them pending.
         """
         return await self.submissions.submit(messages, submission_id=submission_id,
-                                             idempotency_key=idempotency_key, metadata=metadata, session=session)
+                                             idempotency_key=idempotency_key, metadata=metadata, session=session,
+                                             when_busy=when_busy)
 
     def inspect_submission(self, submission_id: str) -> Submission | None:
         return self.submissions.inspect(submission_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -122,8 +122,13 @@ class SubmissionStore:
             return "", []
         return row["session_id"], [Message.from_json(m) for m in orjson.loads(row["messages"])]
 
-    def next_pending(self) -> Submission | None:
-        row = self.db.one("SELECT * FROM think_submissions WHERE status = 'pending' ORDER BY seq LIMIT 1")
+    def next_pending(self, skip: Collection[str] = ()) -> Submission | None:
+        """The oldest pending submission, except those in `skip` (being steered into a turn)."""
+        if skip:
+            row = self.db.one(f"SELECT * FROM think_submissions WHERE status = 'pending' AND id NOT IN "
+                              f"({','.join('?' * len(skip))}) ORDER BY seq LIMIT 1", *skip)
+        else:
+            row = self.db.one("SELECT * FROM think_submissions WHERE status = 'pending' ORDER BY seq LIMIT 1")
         return _submission(row) if row else None
 
     def count(self, *statuses: str) -> int:

@@ -53,7 +53,7 @@ from think.stream.fanout import TurnEvent, TurnFinished, TurnStarted
 from think.submissions.store import STATUSES, Submission, SubmissionStatus, SubmissionStore
 from think.turns.callbacks import MessageLike, to_message
 from think.turns.trust import agent_tools
-from think.turns.turn import TurnRequest
+from think.turns.turn import TurnRequest, WhenBusy
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -76,13 +76,18 @@ class Submissions:
         self._task: asyncio.Task[None] | None = None
         self._changed: anyio.Event | None = None
         self._cancel_reasons: dict[str, str | None] = {}
+        self._steering: dict[str, asyncio.Task[None]] = {}
+        """Submissions accepted with `when_busy="steer"` waiting in (or running after) a turn's inbox."""
         self._running_request: dict[str, str] = {}
         """Submission id → the request id of its turn (they differ for a continued reply)."""
 
     # ---- accepting -------------------------------------------------------------------------------
 
     async def submit(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
-                     idempotency_key: str | None = None, metadata: Any = None, session: str = "") -> Submission:
+                     idempotency_key: str | None = None, metadata: Any = None, session: str = "",
+                     when_busy: WhenBusy = "queue") -> Submission:
+        if when_busy not in ("queue", "steer"):
+            raise ProtocolError(f"when_busy must be 'queue' or 'steer', not {when_busy!r}")
         if isinstance(messages, str | Message | dict):
             messages = [messages] if messages != "" else []
         if callable(messages) or not isinstance(messages, Sequence):
@@ -113,8 +118,9 @@ class Submissions:
             return replace(existing, accepted=False)
         created = self.store.insert(submission_id or str(uuid.uuid4()), resolved, key=idempotency_key,
                                     metadata=metadata, session_id=session)
-        self._arm()
-        self.kick()
+        self._arm()  # stored and armed before it is acknowledged: a kill from here on loses nothing
+        if when_busy != "steer" or not self._steer(created):
+            self.kick()
         await self._report(created)
         return created
 
@@ -146,7 +152,7 @@ class Submissions:
     @property
     def busy(self) -> bool:
         """True while the drain task runs (the agent must not be hibernated then)."""
-        return self._task is not None and not self._task.done()
+        return (self._task is not None and not self._task.done()) or bool(self._steering)
 
     def unfinished(self) -> int:
         return self.store.count("pending", "running")
@@ -217,13 +223,15 @@ class Submissions:
         """Cancel the drain (hibernation, shutdown); an interrupted submission is recovered later."""
         task, self._task = self._task, None
         await cancel_and_wait(task)
+        for steering in list(self._steering.values()):
+            await cancel_and_wait(steering)
 
     async def _drain(self) -> None:
         try:
             while True:
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(self._heartbeat)
-                    while (sub := self.store.next_pending()) is not None:
+                    while (sub := self.store.next_pending(self._steering)) is not None:
                         await self._run(sub)
                         if not self.unfinished():
                             self._disarm()
@@ -231,7 +239,7 @@ class Submissions:
                     tasks.cancel_scope.cancel()
                 # No await from this check to the end: a submission accepted meanwhile is seen here,
                 # or it starts a new drain (this one no longer counts as running).
-                if self.store.next_pending() is None:
+                if self.store.next_pending(self._steering) is None:
                     if not self.unfinished():
                         self._disarm()
                     break
@@ -242,13 +250,36 @@ class Submissions:
                 self._task = None
             self._notify()
 
+    def _steer(self, sub: Submission) -> bool:
+        """Run `sub` as a steered turn now, outside the drain; False when no turn of its session runs
+        (the drain runs it as the next turn). A kill before it is taken leaves it `pending`."""
+        session_id = self.store.messages(sub.submission_id)[0]
+        if self.agent.steering.host_request_id(session_id) is None:
+            return False
+        submission_id = sub.submission_id
+
+        async def steer() -> None:
+            try:
+                await self._run(sub, when_busy="steer")
+            finally:
+                self._steering.pop(submission_id, None)
+            await self._changed_status(submission_id)
+            if not self.unfinished():
+                self._disarm()
+            else:
+                self.kick()
+
+        self._steering[submission_id] = asyncio.get_running_loop().create_task(
+            steer(), name=f"think-steer:{submission_id}", context=contextvars.Context())
+        return True
+
     async def _heartbeat(self) -> None:
         interval = max(0.05, float(self.agent.submission_wake_after) / 2)
         while True:
             self._arm()
             await anyio.sleep(interval)
 
-    async def _run(self, sub: Submission) -> None:
+    async def _run(self, sub: Submission, *, when_busy: WhenBusy = "queue") -> None:
         submission_id = sub.submission_id
         session_id, messages = self.store.messages(submission_id)
         try:
@@ -279,7 +310,8 @@ class Submissions:
         try:
             with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume) as traced:
                 result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim,
-                                                          continuation=resume, extend=resume, session_id=session_id))
+                                                          continuation=resume, extend=resume, session_id=session_id,
+                                                          when_busy=when_busy))
                 traced.finished(result.status, result.error)
         except Exception as exc:
             log.exception("submission %s crashed", submission_id)

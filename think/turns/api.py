@@ -22,7 +22,7 @@ from think.turns.callbacks import MessageLike, to_message
 from think.turns.continuation import ToolAnswer
 from think.turns.runner import new_request_id, run_turn
 from think.turns.trust import agent_tools
-from think.turns.turn import TurnRequest, TurnResult
+from think.turns.turn import TurnRequest, TurnResult, WhenBusy
 from think.turns.writer import write_data
 
 if TYPE_CHECKING:
@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 _IN_TURN: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("think_in_turn", default=frozenset())
 """The agents (by `id`) whose turn this task runs (with the tools and hooks it runs): a turn of a
 parent may drive a child's turn, never one of its own."""
+
+
+def _when_busy(value: object) -> WhenBusy:
+    if value not in ("queue", "steer"):
+        raise ProtocolError(f"when_busy must be 'queue' or 'steer', not {value!r}")
+    return "steer" if value == "steer" else "queue"
 
 
 def in_turn(agent: object) -> bool:
@@ -73,6 +79,7 @@ class TurnAPI:
         body: JSONObject | None = None,
         session: str = "",
         signal: callbacks.Signal | None = None,
+        when_busy: WhenBusy = "queue",
     ) -> TurnResult:
         """Save messages (usually a user message) and run a turn that answers them.
 
@@ -81,7 +88,9 @@ class TurnAPI:
         Returns when the reply is persisted: `status` is `completed`, `error`,
         `aborted` (cancelled) or `skipped` (the chat was cleared while it waited). `session` is
         the id of the session to use (default: the root session, the chat transcript); setting
-        `signal` (an `anyio.Event`) cancels the turn.
+        `signal` (an `anyio.Event`) cancels the turn. `when_busy="steer"`: if a turn of the
+        session runs, the messages join it at its next step boundary instead of waiting for it
+        (`think.turns.steer`); not durable before then (`submit_messages(when_busy="steer")` is).
         """
         if callable(messages):
             fn = messages
@@ -97,7 +106,8 @@ class TurnAPI:
                                     f"or a function returning one; got {type(messages).__name__}")
             payload = [to_message(m) for m in listed]
         return await callbacks.run_with_signal(self._think, TurnRequest(
-            request_id=request_id or new_request_id(), messages=payload, body=body, session_id=session), signal)
+            request_id=request_id or new_request_id(), messages=payload, body=body, session_id=session,
+            when_busy=_when_busy(when_busy)), signal)
 
     async def continue_last_turn(self, body: JSONObject | None = None, *, session: str = "",
                                  signal: callbacks.Signal | None = None) -> TurnResult:

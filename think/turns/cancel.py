@@ -51,6 +51,10 @@ class Cancellations:
         if not self.cancel(request_id):
             self._early.add(request_id)
 
+    def cancelled_early(self, request_id: str) -> bool:
+        """True for a turn cancelled before it started (`cancel_pending`)."""
+        return request_id in self._early
+
     def cancel_all(self) -> int:
         scopes = list(self._scopes.items())
         for request_id, scope in scopes:

@@ -13,6 +13,10 @@ regenerations, continuations and programmatic turns always queue.
 * `"drop"`: an overlapping submit is refused: not saved, its sender gets the transcript and `done`.
 * `{"strategy": "debounce", "debounce": 0.75}`: like `"latest"`, and the surviving submit first
   waits until `debounce` seconds after it was sent (a newer one arriving meanwhile supersedes it).
+* `"steer"` (not in Think): an overlapping submit joins the running turn at its next step boundary
+  (`think.turns.steer`): saved after the reply so far, seen by the model's next call; a turn that
+  ends before a boundary is followed by it at once. Submits steered before one boundary are
+  answered together by the newest (the older senders get an empty `done`).
 
 After a clear (a new queue generation) earlier submits are stale and later ones do not overlap them.
 """
@@ -29,8 +33,8 @@ import anyio
 
 from think.errors import ConfigurationError
 
-Strategy = Literal["queue", "latest", "merge", "drop", "debounce"]
-MessageConcurrency: TypeAlias = Literal["queue", "latest", "merge", "drop"] | Mapping[str, Any]
+Strategy = Literal["queue", "latest", "merge", "drop", "debounce", "steer"]
+MessageConcurrency: TypeAlias = Literal["queue", "latest", "merge", "drop", "steer"] | Mapping[str, Any]
 DEFAULT_DEBOUNCE_MS = 750.0
 
 
@@ -47,8 +51,8 @@ class ConcurrencyPolicy:
         A debounce that is not a finite, non-negative number falls back to 750 ms, as in Think.
         """
         if isinstance(value, str):
-            if value not in ("queue", "latest", "merge", "drop"):
-                raise ConfigurationError(f"message_concurrency must be 'queue', 'latest', 'merge', 'drop' or "
+            if value not in ("queue", "latest", "merge", "drop", "steer"):
+                raise ConfigurationError(f"message_concurrency must be 'queue', 'latest', 'merge', 'drop', 'steer' or "
                                          f"{{'strategy': 'debounce', 'debounce': …}}, not {value!r}")
             return cls(value)
         if isinstance(value, Mapping) and value.get("strategy") == "debounce":
@@ -113,7 +117,7 @@ class SubmitAdmission:
     def admit(self, policy: ConcurrencyPolicy, submit: Submit) -> Callable[[], Awaitable[bool]] | None:
         """What the turn calls at the front of the queue (after saving its messages): True to run
         the model, False when superseded. None when the strategy never holds a submit back."""
-        if policy.strategy in ("queue", "drop") or not submit.overlapping:
+        if policy.strategy in ("queue", "drop", "steer") or not submit.overlapping:
             return None
 
         async def admitted() -> bool:

@@ -65,15 +65,25 @@ def _settings(config: TurnConfig | None) -> ModelSettings:
 
 
 async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
-    """Wait for the turn's place in the queue, then run it. See the module docstring."""
+    """Wait for the turn's place in the queue, then run it (and the turns steered into it, see
+    `think.turns.steer`). See the module docstring."""
+    steered = agent.steering.offer(turn, agent.turn_queue.generation) if turn.when_busy == "steer" else None
+    if steered is not None and (result := await agent.steering.wait(steered)) is not None:
+        return result
     async with agent.turn_queue.slot(turn.request_id) as current:
         if not current:
             return TurnResult(request_id=turn.request_id, status="skipped", continuation=turn.continuation)
-        with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
-                          continuation=turn.continuation) as traced:
-            result = await _run_admitted(agent, turn)
-            traced.finished(result.status, result.error, result.usage)
-            return result
+        return await agent.steering.host(turn, lambda t: _run_traced(agent, t),
+                                         lambda: agent.turn_queue.generation, new_request_id)
+
+
+async def _run_traced(agent: Think, turn: TurnRequest) -> TurnResult:
+    agent.turn_queue.active_request_id = turn.request_id
+    with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
+                      continuation=turn.continuation) as traced:
+        result = await _run_admitted(agent, turn)
+        traced.finished(result.status, result.error, result.usage)
+        return result
 
 
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
@@ -176,7 +186,8 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                                              signal=agent.cancellations.signal(request_id)),
                     resolve_model=agent.resolve_model,
                     approved_calls=approved_calls(session.history()) if turn.continuation else (),
-                    stop_when=extras.stop_when, max_retries=extras.max_retries, usage=meter)
+                    stop_when=extras.stop_when, max_retries=extras.max_retries, usage=meter,
+                    steer=agent.steering.pending)
             if scope.cancelled_caught or stall.fired:  # a stall: closed cleanly, then recovered
                 status = "aborted"
             elif result is not None and result.status == "error":
@@ -218,6 +229,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
                           attachments=tuple(attachments.kept), output=output, recovering=recovering,
+                          steered=result is not None and result.status == "steered" and status == "completed",
                           usage=meter.turn if meter.turn.steps else None)
     outcome = result.status if status == "completed" and result is not None else status  # max-steps, awaiting-…
     log_turn(agent, request_id, model.model_id, result, outcome, started, error)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from think.usage.meter import TurnUsage
 
 TurnStatus = Literal["completed", "error", "aborted", "skipped"]
+WhenBusy = Literal["queue", "steer"]
 MessagesFn = Callable[[list[Message]], Sequence[Message] | None]
 """Returns the turn's new messages at the head of the queue; None withdraws the turn (`skipped`)."""
 
@@ -45,6 +46,9 @@ class TurnRequest:
     admit: Callable[[], Awaitable[bool]] | None = None
     """Asked at the front of the queue, once the turn's messages are saved: False skips the model
     call (a newer message superseded this one; see `think.turns.concurrency`)."""
+    when_busy: WhenBusy = "queue"
+    """While a turn of the same session runs: wait for it (`"queue"`) or join it at its next step
+    boundary (`"steer"`, see `think.turns.steer`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +68,9 @@ class TurnResult:
     recovering: bool = False
     """The stream stalled (status `aborted`) and recovery goes on with the turn under a new
     request id: the answer comes later, in the transcript (see `think.recovery`)."""
+    steered: bool = False
+    """The turn stopped at a step boundary for a user message steered into it; the answer goes
+    on in the steered turn (see `think.turns.steer`)."""
     usage: TurnUsage | None = None
     """The tokens (and, where the price is known, the cost) of this turn's model calls; None for a
     turn that made none (skipped, failed before the model). See `think.usage`."""
