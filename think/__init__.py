@@ -16,6 +16,7 @@ from think._lazy import lazy_exports
 from think._version import __version__
 
 if TYPE_CHECKING:
+    from think.actions import ActionContext, action
     from think.agent import Think
     from think.errors import (
         ConfigurationError,
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from think.workspace import Workspace
 
 _EXPORTS: dict[str, str] = {
+    "action": "think.actions",
+    "ActionContext": "think.actions",
     "Agent": "think.runtime",
     "agent_tool": "think.subagents",
     "AgentRuntime": "think.runtime",
@@ -104,6 +107,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
+    "ActionContext",
     "Agent",
     "AgentRuntime",
     "Allow",
@@ -141,6 +145,7 @@ __all__ = [
     "TurnResult",
     "Workspace",
     "__version__",
+    "action",
     "agent_tool",
     "callable",
     "client_tool",

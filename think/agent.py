@@ -19,6 +19,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from think import observe
+from think.actions import MIGRATIONS as ACTION_MIGRATIONS
+from think.actions.api import ActionsAPI
+from think.actions.approvals import ApprovalsAPI
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
 from think.context.history import ModelHistory
@@ -85,7 +88,7 @@ if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
     from think.usage.ledger import UsageLedger, UsageTotals
 
-class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
+class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -123,7 +126,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
                                                         *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
                                                         *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS,
-                                                        *USAGE_MIGRATIONS)
+                                                        *USAGE_MIGRATIONS, *ACTION_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -272,8 +275,10 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
     def all_tools(self) -> dict[str, Tool]:
         """Every server tool of a turn, before `before_turn` adjusts them: the workspace tools
         (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`, `bash`), then `fetch_tools`,
-        then `get_tools()`, whose tools replace earlier tools of the same name."""
-        return {**self.workspace_tools(), **as_tool_map(self.fetch_tools), **as_tool_map(self.get_tools())}
+        then `get_tools()`, then `get_actions()` (`think.actions`); later ones replace earlier tools
+        of the same name."""
+        return {**self.workspace_tools(), **as_tool_map(self.fetch_tools), **as_tool_map(self.get_tools()),
+                **self._action_tools()}
 
     def workspace_tools(self) -> dict[str, Tool]:
         """The file tools over `self.workspace` (built once, rebuilt if it or `workspace_bash` change)."""
@@ -309,7 +314,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ExecutionAPI, Agent):
         self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
         await recover_interrupted_streams(self)  # a turn the last process did not finish
         await self.recovery.start()  # …is retried or continued, within its budget
-        self._resume_interrupted_executions()  # an approved execution the last process was running
+        self._resume_paused_work()  # an approved action or execution the last process was running
         self.scheduled_tasks.reconcile()
         self.submissions.start()  # recover what a dead process left running, drain what waits
         observe.agent_active(type(self).kebab_name(), 1)

@@ -146,7 +146,8 @@ async def run_loop(
 
         await emit({"type": "start-step"})
         stream = await stream_step(step_model, call_request, max_retries,
-                                    partial(StepStream, step_number, step_tools, emit, part_ids, send_reasoning))
+                                    partial(StepStream, step_number, step_tools, emit, part_ids, send_reasoning,
+                                            base_ctx))
         step, finish, calls = stream.step, stream.finish, stream.calls
         if finish is None:
             finish = Finish("error", error="the model stream ended without a finish event")

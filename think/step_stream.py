@@ -30,7 +30,7 @@ from think.models.events import (
     ToolCallStart,
 )
 from think.tools.calls import Emit, PendingCall, announce_call
-from think.tools.tool import Tool
+from think.tools.tool import Tool, ToolContext
 
 log = logging.getLogger("think.loop")
 
@@ -75,8 +75,10 @@ class StepStream:
     """Turns one step's model events into UI chunks and collects what the step said."""
 
     def __init__(self, step_number: int, tools: Mapping[str, Tool], emit: Emit, part_ids: Iterator[int],
-                 send_reasoning: bool) -> None:
+                 send_reasoning: bool, tool_context: ToolContext | None = None) -> None:
         self.step = StepRecord(step_number=step_number)
+        self.tool_context = tool_context
+        """The turn's template `ToolContext`, for tools that decide on approval with it."""
         self.tools = tools
         self.emit = emit
         self.part_ids = part_ids
@@ -127,7 +129,7 @@ class StepStream:
                 await self.close_open()
                 call = self.calls[call_id]
                 call.raw, call.provider_metadata = raw, meta
-                await announce_call(call, self.tools, self.emit)
+                await announce_call(call, self.tools, self.emit, self.tool_context)
             case Finish():
                 self.finish = event
             case _:

@@ -118,6 +118,8 @@ class Fold:
                     part.approval = ToolApproval(id=chunk.get("approvalId", ""),
                                                  is_automatic=chunk.get("isAutomatic"),
                                                  signature=chunk.get("signature"))
+                    if isinstance(chunk.get("approvalDescriptor"), dict):  # an action's: what is asked (as ai does)
+                        part.approval.descriptor = chunk["approvalDescriptor"]  # type: ignore[attr-defined]
             case "tool-output-available" | "tool-output-error":
                 part = self._tool(chunk.get("toolCallId"))
                 if part is None:

@@ -83,7 +83,7 @@ async def run_calls(calls: list[PendingCall], step_number: int, hooks: LoopHooks
     return outcomes
 
 
-async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit) -> None:
+async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit, ctx: ToolContext | None = None) -> None:
     """Parse and validate a complete call, then tell the UI what will happen to it."""
     tool = tools.get(c.name)
     try:
@@ -122,9 +122,14 @@ async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit) -
     await send(available)
     if tool.is_client_tool:
         c.waits = "client"
-    elif await tool.requires_approval(c.input):
+    elif asked := await tool.approval_request(c.input, replace(ctx, tool_call_id=c.id, tool_name=c.name)
+                                              if ctx is not None else None):
         c.waits = "approval"
-        await send({"type": "tool-approval-request", "approvalId": f"approval-{new_id(12)}", "toolCallId": c.id})
+        request: JSONObject = {"type": "tool-approval-request", "approvalId": f"approval-{new_id(12)}",
+                               "toolCallId": c.id}
+        if isinstance(asked, dict):
+            request["approvalDescriptor"] = asked
+        await send(request)
 
 
 def _json_safe(value: JSONObject) -> JSONObject:
@@ -183,5 +188,9 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
     if outcome.is_error:
         await send({"type": "tool-output-error", "toolCallId": c.id, "errorText": outcome.error})
     else:
-        await send({"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output})
+        chunk: JSONObject = {"type": "tool-output-available", "toolCallId": c.id, "output": outcome.output}
+        if isinstance(outcome.output, dict) and outcome.output.get("status") == "paused" \
+                and isinstance(outcome.output.get("descriptor"), dict):
+            chunk["approvalDescriptor"] = outcome.output["descriptor"]  # a parked call: what to ask about
+        await send(chunk)
     return outcome

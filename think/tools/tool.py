@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 ToolOutput: TypeAlias = Any
 Execute: TypeAlias = Callable[
     [JSONObject, "ToolContext"], "Awaitable[ToolOutput] | AsyncIterator[ToolOutput] | ToolOutput"]
-NeedsApproval: TypeAlias = bool | Callable[[JSONObject], "bool | Awaitable[bool]"]
+NeedsApproval: TypeAlias = bool | Callable[..., Any]
+"""True, or a function of the input (or of the input and the `ToolContext`) that says whether to ask;
+it may answer with an approval descriptor (a dict), which the `tool-approval-request` carries."""
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
@@ -105,13 +107,18 @@ class Tool:
             return arguments
         return self.validate_input(arguments)
 
-    async def requires_approval(self, arguments: JSONObject) -> bool:
+    async def requires_approval(self, arguments: JSONObject, ctx: ToolContext | None = None) -> bool:
+        return bool(await self.approval_request(arguments, ctx))
+
+    async def approval_request(self, arguments: JSONObject, ctx: ToolContext | None = None) -> bool | JSONObject:
+        """Whether to ask a person before running: False, True, or an approval descriptor."""
         decision = self.needs_approval
         if callable(decision):
-            result = decision(arguments)
+            takes_context = len(inspect.signature(decision).parameters) >= 2
+            result = decision(arguments, ctx) if takes_context else decision(arguments)
             if inspect.isawaitable(result):
                 result = await result
-            return bool(result)
+            return result if isinstance(result, dict) else bool(result)
         return bool(decision)
 
 
@@ -139,7 +146,10 @@ def _docstring_parts(doc: str | None) -> tuple[str, dict[str, str]]:
 
 
 def _is_context(annotation: Any) -> bool:
-    return annotation is ToolContext or annotation == "ToolContext"
+    """A `ToolContext` parameter, or one of a subclass (an action's `ActionContext`)."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, ToolContext)
+    return annotation in ("ToolContext", "ActionContext")
 
 
 def _to_jsonable(value: Any) -> Any:

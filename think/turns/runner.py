@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from think import observe
+from think.actions.api import decide_turn_grant, forget_turn_grant
 from think.attachments import ReplyAttachments
 from think.context.convert import repair_interrupted_tools
 from think.context.overflow import ContextGuard, compact_for_retry
@@ -226,6 +227,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
     recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
+    forget_turn_grant(agent, request_id)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
                           attachments=tuple(attachments.kept), output=output, recovering=recovering,
@@ -294,6 +296,9 @@ async def _prepare(agent: Think, turn: TurnRequest,
             max_steps = config.max_steps
         if config.send_reasoning is not None:
             send_reasoning = config.send_reasoning
+    await decide_turn_grant(agent, TurnContext(  # the permissions of this turn's actions (think.actions)
+        system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
+        body=turn.body, request_id=turn.request_id, session_id=turn.session_id))
     model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled
     extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
     system = extras.apply(tools, system)

@@ -85,9 +85,10 @@ def set_approval(message: Message, index: int, *, approved: bool, reason: str | 
     """Answer an approval: `approval-responded` (the server runs the call next) or `output-denied`."""
     part = _part(message, index)
     previous = part.approval
+    kept = dict(previous.model_extra or {}) if previous is not None else {}  # an action's `descriptor`
     part.approval = ToolApproval(id=previous.id if previous is not None else part.tool_call_id, approved=approved,
                                  reason=reason, is_automatic=previous.is_automatic if previous else None,
-                                 signature=previous.signature if previous else None)
+                                 signature=previous.signature if previous else None, **kept)
     part.state = "approval-responded" if approved else "output-denied"
 
 
@@ -170,13 +171,20 @@ class ToolUpdates:
 
         return await self._apply(tool_call_id, _TAKES_APPROVAL, change)
 
-    async def replace_output(self, tool_call_id: str, output: Any) -> Message | None:
+    async def replace_output(self, tool_call_id: str, output: Any, *, drop_text_after: bool = False) -> Message | None:
         """Replace the output of a settled call (server code: a paused execution's outcome takes
-        the place of its `paused` result); None when no settled part has that id."""
+        the place of its `paused` result); None when no settled part has that id. With
+        `drop_text_after`, the text and reasoning parts after it in that message go too (what the
+        model wrote about the pause is wrong once it is resolved); tool and file parts stay."""
         check_depth(output, "The output", at=IN_PART)
 
         def change(message: Message, index: int) -> None:
             set_result(message, index, output=output)
+            if drop_text_after:
+                message.parts[index + 1:] = [p for p in message.parts[index + 1:]
+                                             if getattr(p, "type", "") not in ("text", "reasoning")]
+                while len(message.parts) > index + 1 and getattr(message.parts[-1], "type", "") == "step-start":
+                    message.parts.pop()  # a step left with nothing in it
 
         return await self._apply(tool_call_id, frozenset({"output-available"}), change)
 

@@ -1,9 +1,11 @@
-"""The agent's built-in callables for executions: approve, reject, list, audit, snippets.
+"""The agent's built-in callables for executions: list, audit, snippets.
 
 `Think` mixes this in; the methods work on whatever `create_execute_tool(self)` set up (after a
-restart they build it by reading the agent's tools once). An approved or rejected execution's
-outcome replaces the paused result in the transcript, and a continuation turn — with or without
-a connected client — lets the model act on it.
+restart they build it by reading the agent's tools once). Paused executions are approved and
+rejected through the one surface for all paused work, `think.actions.approvals`
+(`approve_execution`, `reject_execution`, `pending_approvals`): an approved or rejected
+execution's outcome replaces the paused result in the transcript, and a continuation turn — with
+or without a connected client — lets the model act on it.
 """
 
 from __future__ import annotations
@@ -54,30 +56,14 @@ class ExecutionAPI:
         task.add_done_callback(_tasks.discard)
 
     async def _apply_execution_outcome(self, tool_call_id: str | None, result: dict[str, Any]) -> None:
-        if not tool_call_id:
-            return
-        message = await self.tool_updates.replace_output(tool_call_id, result)  # type: ignore[attr-defined]
-        if message is not None:
-            await self.continuations.after_answer(message, True)  # type: ignore[attr-defined]
+        from think.actions.approvals import settle_in_transcript
+
+        await settle_in_transcript(self, tool_call_id, result)
 
     @rpc_callable(description="Paused executions waiting for approval: execution_id, pending {tool, input}.")
     def pending_executions(self) -> list[dict[str, Any]]:
         runtime = self._execute()
         return runtime.pending_executions() if runtime is not None else []
-
-    @rpc_callable(description="Approve a paused execution: run its pending call and continue the code.")
-    async def approve_execution(self, execution_id: str) -> dict[str, Any]:
-        runtime = self._execute()
-        if runtime is None:
-            return _no_runtime(execution_id)
-        return await runtime.approve(execution_id)
-
-    @rpc_callable(description="Reject a paused execution: its pending call does not run.")
-    async def reject_execution(self, execution_id: str, reason: str | None = None) -> dict[str, Any]:
-        runtime = self._execute()
-        if runtime is None:
-            return _no_runtime(execution_id)
-        return await runtime.reject(execution_id, reason)
 
     @rpc_callable(description="The newest executions with code, journal, outcome and duration.")
     def executions(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -97,7 +83,3 @@ class ExecutionAPI:
         runtime = self._execute()
         return runtime.expire_paused(older_than) if runtime is not None else []
 
-
-def _no_runtime(execution_id: str) -> dict[str, Any]:
-    return {"status": "error", "ok": False, "execution_id": execution_id,
-            "error": "this agent has no execute tool (create_execute_tool was never called)"}
