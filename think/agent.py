@@ -28,6 +28,8 @@ from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
 from think.errors import ConfigurationError
+from think.extensions.api import ExtensionAPI
+from think.extensions.store import MIGRATIONS as EXTENSION_MIGRATIONS
 from think.hooks import (
     ChatErrorContext,
     StepConfig,
@@ -88,7 +90,8 @@ if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
     from think.usage.ledger import UsageLedger, UsageTotals
 
-class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI, Agent):
+class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI, ExtensionAPI,
+            Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10
@@ -126,7 +129,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAP
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
                                                         *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
                                                         *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS,
-                                                        *USAGE_MIGRATIONS, *ACTION_MIGRATIONS)
+                                                        *USAGE_MIGRATIONS, *ACTION_MIGRATIONS, *EXTENSION_MIGRATIONS)
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -311,6 +314,7 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAP
     async def _framework_start(self) -> None:
         await super()._framework_start()
         self.sessions.configure(self.session)
+        await self._start_extensions()  # static ones in order, then the stored ones
         self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
         await recover_interrupted_streams(self)  # a turn the last process did not finish
         await self.recovery.start()  # …is retried or continued, within its budget

@@ -83,8 +83,9 @@ class UrlPolicy:
     """Which URLs may be requested and which addresses connected to.
 
     Args:
-        allowlist: patterns (see `think.net.patterns`); None allows every URL the other rules
-            allow, an empty list allows none. Path-only patterns (`/v1/**`) need `origins`.
+        allowlist: patterns (see `think.net.patterns`), or a compiled `Allowlist` (host patterns:
+            `Allowlist.of_hosts`); None allows every URL the other rules allow, an empty list
+            allows none. Path-only patterns (`/v1/**`) need `origins`.
         origins: when given, URLs must be on one of these origins (`https://api.example.com`).
         allow_private_networks: True skips the blocked-host and blocked-address rules; networks
             (`["127.0.0.1/32"]`) permit addresses (literal or resolved) in them only.
@@ -92,10 +93,11 @@ class UrlPolicy:
         schemes: the URL schemes allowed.
     """
 
-    def __init__(self, allowlist: Iterable[str] | None = None, *, origins: Iterable[str] | None = None,
+    def __init__(self, allowlist: Iterable[str] | Allowlist | None = None, *, origins: Iterable[str] | None = None,
                  allow_private_networks: bool | Iterable[str] = False, resolver: Resolver | None = None,
                  schemes: Sequence[str] = ("http", "https")) -> None:
-        self.allowlist = Allowlist.of(allowlist) if allowlist is not None else None
+        self.allowlist = (allowlist if isinstance(allowlist, Allowlist) or allowlist is None
+                          else Allowlist.of(allowlist))
         self.origins: frozenset[tuple[str, str, int]] | None = None
         if origins is not None:
             parsed = [_parse(o) for o in origins]

@@ -139,6 +139,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
     # A recovered answer starts from the calls its message already made (the ledger has them even
     # when a kill cut the turn before its usage reached the message).
+    extension_hooks = agent._extension_hooks(agent)  # extensions' hooks run after the agent's
     meter = UsageMeter(TurnUsage(agent.usage_ledger.message_steps(base.id)) if base is not None else None,
                        on_step=lambda step, index: agent.usage_ledger.record(
                            step, request_id=request_id, session_id=turn.session_id, message_id=message_id, index=index))
@@ -166,6 +167,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         await fanout.publish(ChunkEvent(request_id, current, chunk, turn.continuation))
         if chunk["type"] in ON_CHUNK_TYPES:
             await agent.on_chunk(chunk)
+            await extension_hooks.after_chunk(chunk)
 
     await fanout.publish(TurnStarted(request_id, turn.continuation, user_ids,
                                      extends=base.id if base is not None else None))
@@ -245,11 +247,13 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
 
 
 def _hooks(agent: Think, session: Session, request: ModelRequest) -> LoopHooks:
-    """The agent's hooks, behind the proactive compaction check when it is configured."""
+    """The agent's hooks (then its extensions'), behind the proactive compaction check when it is
+    configured."""
+    hooks = agent._extension_hooks(agent)
     policy = agent.context_overflow
     if policy.max_input_tokens is None or not session.can_compact:
-        return agent
-    return ContextGuard(agent, session, policy, base_messages=len(request.messages),
+        return hooks
+    return ContextGuard(hooks, session, policy, base_messages=len(request.messages),
                         history=lambda: agent.model_history.build(session)[0])
 
 
@@ -276,9 +280,11 @@ async def _prepare(agent: Think, turn: TurnRequest,
     system = with_capabilities(system, tools)
     if not model_messages:
         raise ValueError("No messages to send to the model: save a user message first.")
-    config = turn_config(await agent.before_turn(TurnContext(
-        system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
-        body=turn.body, request_id=turn.request_id, session_id=turn.session_id)))
+    turn_ctx = TurnContext(system=system, messages=tuple(model_messages), tools=tools, model=model,
+                           continuation=turn.continuation, body=turn.body, request_id=turn.request_id,
+                           session_id=turn.session_id)
+    config = turn_config(await agent.before_turn(turn_ctx))
+    config = await agent._extension_hooks(agent).before_turn(turn_ctx, config)  # after the agent's own
     max_steps, send_reasoning = agent.max_steps, agent.send_reasoning
     if config is not None:
         if config.model is not None:

@@ -120,13 +120,15 @@ class ToolKinds:
 def agent_tools(agent: Think, session: Session | None = None, *, for_model: bool = False) -> dict[str, Tool]:
     """The tools a turn of `agent` (in `session`, by default its root session) starts from,
     before client tools and `before_turn`: the workspace tools and `get_tools()`, the session's
-    context tools, skill tools, the tools of MCP servers if `include_mcp_tools` (later sources
-    win a name). The model (`for_model`) gets the tools of ready servers only; every other
-    question (recovery, a client's answer) also knows the last tools of a server that is not
-    connected yet, so a call of one is never taken for a client tool's."""
+    context tools, skill tools, the tools of loaded extensions, the tools of MCP servers if
+    `include_mcp_tools` (later sources win a name). The model (`for_model`) gets the tools of
+    ready servers only; every other question (recovery, a client's answer) also knows the last
+    tools of a server that is not connected yet, so a call of one is never taken for a client
+    tool's."""
     tools = dict(agent.all_tools())
     tools.update(context_tools(agent.session if session is None else session))
     tools.update(agent.skills.tools())
+    tools.update(agent._extension_tools())
     if agent.include_mcp_tools:
         tools.update(agent.mcp.tools(offline=not for_model))
     return tools
