@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 from think import Think
 from think.extensions import Extension, create_extension_tools
 from think.testing.models import ScriptedModel
+from think.tools.run import ToolResult, run_tool
+from think.tools.tool import ToolContext
 
 NOTES = '''
 def save(args, host):
@@ -49,3 +51,9 @@ class Assistant(Think):
 
     def get_extensions(self) -> list[Extension]:
         return list(type(self).static)
+
+
+async def call_tool(agent: Think, name: str, **arguments: Any) -> ToolResult:
+    """Call a loaded extension's tool outside a turn, as the loop would (input checked first)."""
+    tool = agent.extensions.get_tools()[name]
+    return await run_tool(tool, tool.check_input(arguments), ToolContext(tool_call_id="t", tool_name=name))

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.extensions.agents import call_tool
 from tests.net.site import Site, serve_site
 from think import Think, open_agent
 from think.extensions import NetworkOptions
 from think.net import StaticResolver
-from think.tools.tool import ToolContext
 
 TRY_ALL = '''
 CALLS = [["read_file", ["/secret.txt"]], ["list_files", ["/"]], ["write_file", ["/secret.txt", "pwned"]],
@@ -57,6 +57,7 @@ def get(args, host):
 tools = {"get": {"description": "Fetch a URL.", "execute": get, "parameters": {"url": {"type": "string"}},
                  "required": ["url"]}}
 '''
+DENIED = "PermissionError: Extension error: permission denied"
 NAMES = {"a.example": ["127.0.0.1"], "b.example": ["127.0.0.1"]}
 
 
@@ -66,9 +67,9 @@ class Plain(Think):
 
 
 async def run_tool(agent: Think, name: str, **arguments: Any) -> Any:
-    tool = agent.extensions.get_tools()[name]
-    assert tool.execute is not None
-    return await tool.execute(tool.check_input(arguments), ToolContext(tool_call_id="t", tool_name=name))
+    result = await call_tool(agent, name, **arguments)
+    assert not result.is_error, result.error
+    return result.output
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,7 @@ async def test_a_network_grant_reaches_only_its_hosts(data_dir: Path, site: Site
             }
             for case, url in refused.items():
                 out = await run_tool(agent, "web_get", url=url)
-                assert out.get("error", "").startswith("PermissionError: Extension error: permission denied"), (case, out)
+                assert out.get("error", "").startswith(DENIED), (case, out)
             # Only the first request and the redirecting hops reached the site; no refused target did.
             assert site.paths() == ["/data.json", "/go", "/go", "/go", "/go"]
     finally:
@@ -159,7 +160,7 @@ async def test_a_granted_name_that_resolves_to_a_private_address_is_refused(data
             await agent.extensions.load({"name": "web", "permissions": {"network": ["a.example"]}}, FETCH)
             site.requests.clear()
             out = await run_tool(agent, "web_get", url=f"http://a.example:{site.port}/data.json")
-            assert out["error"].startswith("PermissionError: Extension error: permission denied")
+            assert out["error"].startswith(DENIED)
             assert "127.0.0.1" in out["error"], out
             assert site.paths() == []
     finally:

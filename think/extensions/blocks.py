@@ -27,7 +27,7 @@ class _Stored:
         self.db = db
         self.key = key
 
-    def load(self) -> str | None:
+    def content(self) -> str | None:
         value = self.db.value("SELECT content FROM think_context_blocks WHERE key = ?", self.key)
         return None if value is None else str(value)
 
@@ -39,7 +39,7 @@ class _Stored:
 
 class ReadonlyBlock(_Stored):
     async def get(self) -> str | None:
-        return self.load()
+        return self.content()
 
 
 class WritableBlock(ReadonlyBlock):
@@ -53,7 +53,7 @@ class SearchableBlock(_Stored):
         self.description = description
 
     def entries(self) -> dict[str, str]:
-        raw = self.load()
+        raw = self.content()
         return dict(orjson.loads(raw)) if raw else {}
 
     def add(self, key: str, content: str) -> None:

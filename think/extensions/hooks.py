@@ -95,7 +95,7 @@ class ExtensionHooks:
 
     async def _run(self, hook: str, snapshot: JSONObject) -> list[tuple[str, Any]]:
         assert self.manager is not None
-        return await self._run(hook, snapshot)
+        return await self.manager.run_hook(hook, snapshot)
 
     async def before_step(self, ctx: StepContext) -> StepConfig | None:
         return await self.hooks.before_step(ctx)  # not an extension hook (as in the original)

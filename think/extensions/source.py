@@ -132,7 +132,7 @@ def _schema(tool: str, parameters: Any, required: Any) -> JSONObject:
         parameters = {}
     if not isinstance(parameters, dict):
         raise ExtensionError(f"tool {tool!r}: parameters must be a JSON Schema object, not {type(parameters).__name__}")
-    if parameters.get("type") == "object" or "properties" in parameters:
+    if isinstance(parameters.get("type"), str) or "properties" in parameters:  # a whole schema
         schema = dict(parameters)
         schema.setdefault("type", "object")
         if schema["type"] != "object":
