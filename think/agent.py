@@ -203,7 +203,9 @@ class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAP
         return sandbox_runner_if_available()
 
     def classify_chat_error(self, error: BaseException | str) -> ChatErrorClass | None:
-        """Classify a failed model call; "context_overflow" makes the turn compact and retry."""
+        """Classify a failed model call: "context_overflow" makes the turn compact and retry;
+        "transient" and "rate_limit" send it into recovery (`chat_recovery`: retried after 1 s,
+        doubling to 30 s, within its attempt budget) instead of failing it."""
         return default_context_overflow_classifier(error)
 
     def get_scheduled_tasks(self) -> Mapping[str, ScheduledTaskSpec | Mapping[str, Any]] | None:

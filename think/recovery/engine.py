@@ -178,15 +178,21 @@ class ChatRecovery:
         seconds = override if override is not None else self.agent.chat_stream_stall_timeout
         return Watchdog(seconds if seconds and seconds > 0 and self.policy.enabled else 0.0)
 
-    async def end(self, request_id: str, status: str, *, stalled: bool = False) -> bool:
-        """The turn ended: its fiber goes; a stalled turn goes through recovery instead (True)."""
+    def can_recover(self, request_id: str) -> bool:
+        """True when the running turn has a fiber (recovery may take it over from `end()`)."""
+        return self.policy.enabled and self.store.get(request_id) is not None
+
+    async def end(self, request_id: str, status: str, *, stalled: bool = False, transient: bool = False) -> bool:
+        """The turn ended: its fiber goes; a stalled turn, or one whose model failed with a
+        transient or rate-limit error (`transient`), goes through recovery instead (True)."""
         self._active.discard(request_id)
         fiber = self.store.get(request_id)
         if fiber is None:
             return False
-        if stalled:
-            log.warning("turn %s stalled; it is recovered", request_id)
-            self._spawn(self._recover(fiber, stalled=True))
+        if stalled or transient:
+            log.warning("turn %s %s; it is recovered", request_id,
+                        "stalled" if stalled else "failed with a transient error")
+            self._spawn(self._recover(fiber, stalled=True, transient=transient))
             return True
         self.store.delete(request_id)
         if fiber.attempt > 0:
@@ -267,16 +273,16 @@ class ChatRecovery:
 
     # ---- recovering one fiber -----------------------------------------------------------------
 
-    async def _recover(self, fiber: Fiber, *, stalled: bool = False) -> None:
+    async def _recover(self, fiber: Fiber, *, stalled: bool = False, transient: bool = False) -> None:
         if fiber.request_id in self._claimed:
             return  # a wake-up found the fiber while a stall's recovery of it was deciding
         self._claimed.add(fiber.request_id)
         try:
-            await self._recover_claimed(fiber, stalled=stalled)
+            await self._recover_claimed(fiber, stalled=stalled, transient=transient)
         finally:
             self._claimed.discard(fiber.request_id)
 
-    async def _recover_claimed(self, fiber: Fiber, *, stalled: bool) -> None:
+    async def _recover_claimed(self, fiber: Fiber, *, stalled: bool, transient: bool = False) -> None:
         agent, policy = self.agent, self.policy
         rid = fiber.request_id
         try:
@@ -377,7 +383,8 @@ class ChatRecovery:
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
                            extend=kind_of == "continue", body=fiber.last_body,
                            client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id)
-        self._spawn(self._run(turn, policy.delay(attempt), recovers=rid, attempt=attempt, kind=kind_of))
+        self._spawn(self._run(turn, policy.delay(attempt, transient=transient), recovers=rid, attempt=attempt,
+                              kind=kind_of))
 
     async def _run(self, turn: TurnRequest, delay: float, *, recovers: str, attempt: int, kind: str) -> None:
         await anyio.sleep(delay)

@@ -29,6 +29,10 @@ class ChatRecoveryPolicy:
     backoff: float = 0.5
     """Seconds before the first recovery attempt; doubled per attempt, at most `max_backoff`."""
     max_backoff: float = 10.0
+    transient_backoff: float = 1.0
+    """Seconds before retrying a turn whose model call failed with an error `classify_chat_error`
+    calls `"transient"` or `"rate_limit"`; doubled per attempt, at most `max_transient_backoff`."""
+    max_transient_backoff: float = 30.0
     terminal_message: str = "The assistant was interrupted and could not recover. Please try again."
     wake_after: float = 10.0
     """The keep-alive alarm's horizon: after a crash the agent is woken (and its turn recovered)
@@ -37,8 +41,12 @@ class ChatRecoveryPolicy:
     """Asked before each attempt from the second on (after the budgets held); False gives the
     incident up with `recovery_aborted`."""
 
-    def delay(self, attempt: int) -> float:
-        return float(min(self.max_backoff, self.backoff * (2 ** max(0, attempt - 1))))
+    def delay(self, attempt: int, *, transient: bool = False) -> float:
+        """Seconds before recovery attempt `attempt` (1, 2, …): after a crash or a stall, or
+        (`transient`) after a transient or rate-limit error of the model."""
+        first, most = (self.transient_backoff, self.max_transient_backoff) if transient else (
+            self.backoff, self.max_backoff)
+        return float(min(most, first * (2 ** max(0, attempt - 1))))
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,13 +213,19 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                 continue
         break
 
-    if error is not None:
-        classification = agent.classify_chat_error(failure) if failure is not None else None
+    # A clear during the turn means the conversation is gone: the reply must not start a new one.
+    cleared = agent.turn_queue.generation != generation
+    classification = agent.classify_chat_error(failure) if failure is not None else None
+    # A transient or rate-limit failure is not the end: recovery retries it after a backoff.
+    transient = (classification in ("transient", "rate_limit") and not cleared
+                 and agent.recovery.can_recover(request_id))
+    if transient:
+        log.warning("turn %s: the model failed (%s: %s); it is retried", request_id, classification, error)
+        status, error = "aborted", None
+    elif error is not None:
         error = await _error_text(agent, error, request_id, stage="stream", persisted=True,
                                   classification=classification)
         await fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
-    # A clear during the turn means the conversation is gone: the reply must not start a new one.
-    cleared = agent.turn_queue.generation != generation
     if base is not None:  # a recovered answer: text that continues a cut-off text joins it
         reply = joined(reply)
     if meter.turn.steps and reply.parts:  # also when no finish chunk carried it (an error, a cancel)
@@ -228,7 +234,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     stored = None if cleared else await _persist_reply(agent, turn, reply, session)
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
-    recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared)
+    recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared, transient=transient)
     forget_turn_grant(agent, request_id)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
