@@ -44,9 +44,11 @@ async def test_a_rate_limited_turn_is_retried_until_the_model_answers(tmp_path: 
         result = await agent.save_messages("what now?")
         assert (result.status, result.recovering, result.error) == ("aborted", True, None)
         assert await agent.wait_until_stable(timeout=10)
-        assert [(m.role, m.text) for m in agent.messages] == [("user", "what now?"), ("assistant", "Answer to what now?")]
+        assert [(m.role, m.text) for m in agent.messages] == [("user", "what now?"),
+                                                              ("assistant", "Answer to what now?")]
         assert len(agent.model.requests) == 3  # two rate-limited calls, then the answer
-        assert [o.action for o in agent.recovery.outcomes] == ["continue", "continue"]  # into the (empty) reply the failure left
+        # each retry continues the (empty) reply the failure left
+        assert [o.action for o in agent.recovery.outcomes] == ["continue", "continue"]
         assert agent.streams.terminal is None  # nobody was told it failed
 
 
