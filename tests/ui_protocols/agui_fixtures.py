@@ -10,6 +10,7 @@ line per event as it arrives and, last, `{"result": …}`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,9 +55,10 @@ def agui_node_fixture() -> str:
 class Drive:
     """One running `drive.mjs`: its event lines as they come, then its result."""
 
-    def __init__(self, node: str, scenario: str, url: str) -> None:
+    def __init__(self, node: str, scenario: str, url: str, *, prompt: str | None = None) -> None:
+        env = {**os.environ, **({"PROMPT": prompt} if prompt is not None else {})}
         self.proc = subprocess.Popen([node, str(DRIVER), scenario, url], cwd=HERE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, env=env)
         self.seen: list[dict[str, Any]] = []
 
     def lines(self) -> Iterator[dict[str, Any]]:

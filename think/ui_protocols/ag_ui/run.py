@@ -20,7 +20,9 @@ as a WebSocket client's frames would be, in this order, each judged by `think.tu
 * `forwardedProps` (an object) is the turn's custom body, for `before_turn`.
 
 Then: new user messages start a turn; answers alone ask for the continuation that carries them
-on; neither follows the turn streaming now, if one is (replayed from its durable buffer first).
+on; neither follows the turn streaming now, if one is: a MESSAGES_SNAPSHOT of what is stored,
+then the stream replayed from its durable buffer and on live (the same while a crashed turn is
+being recovered: its next attempt).
 A run that ends on calls needing approval finishes with `outcome: {type: "interrupt"}`, one
 interrupt per call; one that ends on frontend tool calls finishes `success` with
 `pendingToolCallIds`. A refused input is RUN_ERROR with `code: "refused"`, before anything ran.
@@ -98,11 +100,13 @@ async def run_events(feed: TurnFeed, run: RunAgentInput) -> AsyncIterator[BaseEv
         return
     request_id = plan.request_id
     if request_id == "" and (live := agent.streams.live) is not None:
-        request_id = live.request_id  # nothing new: follow the turn streaming now
+        request_id = live.request_id  # nothing new: follow the turn streaming now, after what is stored
+        yield MessagesSnapshotEvent(messages=to_ag_ui(agent.session.history()))
         for replayed_event in _replay(agent, live.request_id, live.continuation, encoder):
             yield replayed_event
     elif request_id == "" and agent.recovery.recovering is not None:
         request_id = None  # an interrupted turn is being recovered: follow its next attempt
+        yield MessagesSnapshotEvent(messages=to_ag_ui(agent.session.history()))
     finished: TurnFinished | None = None
     error: str | None = None
     if request_id != "":
