@@ -59,6 +59,8 @@ class Analyst(Think):
     """Answers questions about orders by writing small programs."""
 
     workspace_bash = False
+    welcome = "I answer questions about the orders by writing small programs; refunds need your approval."
+    suggestions = ("How much did each customer spend?", "Refund 10 on order A-2.")
 
     def get_tools(self) -> list[Any]:
         return [get_order, list_orders, refund, create_execute_tool(self, timeout=10)]

@@ -31,6 +31,8 @@ class Researcher(Think):
     """Answers with the help of its MCP servers."""
 
     wait_for_mcp_connections: ClassVar[dict[str, float]] = {"timeout": 5}
+    welcome = "I use the tools of my MCP servers; a local weather server is connected."
+    suggestions = ("What is the weather in Lisbon tomorrow?", "Which MCP servers do you have?")
 
     async def on_start(self) -> None:
         if not self.mcp_servers():  # the first start: remember the local weather server

@@ -33,6 +33,8 @@ class DocsReader(Think):
     """Answers Python questions from the documentation, citing the pages it read."""
 
     workspace_bash = False
+    welcome = "I answer Python questions from docs.python.org and the PEPs, and say which page I read."
+    suggestions = ("How do I pretty-print JSON?", "What does PEP 8 say about line length?")
     fetch_tools = create_fetch_tools(["https://docs.python.org/3/**", "https://peps.python.org"],
                                      spill_to_workspace=True)
 
