@@ -103,3 +103,13 @@ class Shop(Think):
     def authorize_turn(self, ctx: Any) -> Any:
         granted = type(self).granted
         return True if granted is None else {"allowed": True, "granted_permissions": granted}
+
+
+class CodeShop(Shop):
+    """Shop with the execute tool, so code executions and actions pause side by side."""
+
+    def get_tools(self) -> list[Any]:
+        from tests.tools.execute.agents import send_email as tool_email
+        from think.tools.execute import create_execute_tool
+
+        return [tool_email, create_execute_tool(self, timeout=5)]

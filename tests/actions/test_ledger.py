@@ -152,3 +152,15 @@ def test_definitions_that_cannot_work_are_refused() -> None:
         action(name="x", description="x", input_schema={"type": "string"}, execute=lambda i, c: 1)
     assert action(f, approval=True).kind == "approval-gated"
     assert action(f).kind == "server" and action(f, kind="durable-pause").approval is True
+
+
+async def test_a_regenerated_answer_does_not_charge_again(data_dir: Path) -> None:
+    Shop.model = ScriptedModel([call("charge", invoice_id="inv-3", cents=40), "Charged 40.",
+                                call("charge", invoice_id="inv-3", cents=40), "Charged 40 (again?)."])
+    async with open_agent(Shop, "a", data_dir=data_dir) as agent:
+        await agent.save_messages(["charge inv-3"])
+        regenerated = await agent.regenerate()
+        assert regenerated.status == "completed"
+        assert effects() == ["charge:inv-3:40"]  # the new branch's call was answered by the ledger
+        assert outputs(agent.messages, "charge") == [{"charged": 40, "invoice": "inv-3"}]
+        assert agent.messages[-1].text == "Charged 40 (again?)."
