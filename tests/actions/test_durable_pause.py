@@ -39,12 +39,12 @@ async def test_approved_from_a_second_connection_an_hour_later_it_runs_once(shop
         assert pending == {"execution_id": paused["execution_id"], "source": "action",
                            "descriptor": paused["descriptor"], "created_at": pending["created_at"]}
         assert pending["descriptor"] | {"requestId": "-"} == {
-            "requestId": "-", "toolCallId": part.tool_call_id, "action": "send_email", "summary": "Send the email draft",
-            "input": {"to": "ada@example.com", "subject": "Q3"}, "permissions": ["mail:send"], "risk": "medium",
+            "requestId": "-", "toolCallId": part.tool_call_id, "action": "send_email",
+            "summary": "Send the email draft", "input": {"to": "ada@example.com", "subject": "Q3"}, "permissions": ["mail:send"], "risk": "medium",
             "kind": "durable-pause", "executionId": paused["execution_id"]}
         result = await second.call("approve_execution", paused["execution_id"])
         assert result["status"] == "completed" and result["output"] == {"sent": True, "to": "ada@example.com"}
-        await second.wait_until(lambda c: c.messages and c.messages[-1].text == "The email went out.")
+        await second.wait_until(lambda c: bool(c.messages) and c.messages[-1].text == "The email went out.")
         again = await second.call("approve_execution", paused["execution_id"])
         assert again["status"] == "error" and "already settled" in again["error"]
         assert await second.call("pending_approvals") == []
