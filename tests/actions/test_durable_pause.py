@@ -40,7 +40,8 @@ async def test_approved_from_a_second_connection_an_hour_later_it_runs_once(shop
                            "descriptor": paused["descriptor"], "created_at": pending["created_at"]}
         assert pending["descriptor"] | {"requestId": "-"} == {
             "requestId": "-", "toolCallId": part.tool_call_id, "action": "send_email",
-            "summary": "Send the email draft", "input": {"to": "ada@example.com", "subject": "Q3"}, "permissions": ["mail:send"], "risk": "medium",
+            "summary": "Send the email draft", "input": {"to": "ada@example.com", "subject": "Q3"},
+            "permissions": ["mail:send"], "risk": "medium",
             "kind": "durable-pause", "executionId": paused["execution_id"]}
         result = await second.call("approve_execution", paused["execution_id"])
         assert result["status"] == "completed" and result["output"] == {"sent": True, "to": "ada@example.com"}
