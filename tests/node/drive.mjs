@@ -377,6 +377,33 @@ const chatRequest = (id, message, extra = {}) => JSON.stringify({
 });
 
 const standalone = {
+  /** `plan.agent` has actions: an approval-gated `refund` is asked with a descriptor and approved
+   *  through the hook (`addToolApprovalResponse`); a durable-pause `deploy` parks, and a second tab
+   *  lists it and approves it by RPC (`pending_approvals`, `approve_execution`) while A watches the
+   *  outcome replace the pause and the continuation answer. A second approve is an error. */
+  async actions({ open }) {
+    const a = await open("A");
+    await a.send("refund order-7");
+    await a.waitIdle(1);
+    await a.waitFor(toolState("refund", "approval-requested"));
+    const asked = toolPart(await a.state(), "refund");
+    await a.approve(asked.approval.id, true);
+    await a.waitFor(lastText("Refunded order-7."));
+    await a.waitContinued(1);
+    await a.send("deploy v2");
+    await a.waitIdle(2);
+    await a.waitFor(lastText("Waiting for approval to deploy v2."));
+    const b = await open("B");
+    const pending = await b.rpc("pending_approvals");
+    const approved = await b.rpc("approve_execution", pending[0].execution_id);
+    await a.waitFor(lastText("Deployed v2."));
+    await a.waitFor("(s) => !s.isServerStreaming");
+    await b.waitFor(lastText("Deployed v2."));
+    const again = await b.rpc("approve_execution", pending[0].execution_id);
+    const left = await b.rpc("pending_approvals");
+    return { A: await a.close(), B: await b.close(), asked, pending, approved, again, left };
+  },
+
   /** `plan.agent` steers (`message_concurrency = "steer"`): the tab sends a second message while
    *  the first answer streams and its tool waits for the gate; the gate opens (RPC) and the second
    *  message joins the running turn at its step boundary. A second tab watches. */
