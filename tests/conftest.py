@@ -6,8 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.runtimes import add_option, database, make_runtime, parametrize, postgres
 from tests.system_tools import hidden, missing
 from think.sandbox.bwrap import SandboxUnavailable, find_tools
+
+__all__ = ["database", "make_runtime", "postgres"]  # fixtures of tests/runtimes.py
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_option(parser)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize(metafunc)
 
 
 @pytest.fixture

@@ -151,13 +151,19 @@ def main() -> None:
               help="Export traces and metrics over OTLP/HTTP (configured by the standard OTEL_* variables; default "
                    "http://localhost:4318). Also on when OTEL_EXPORTER_OTLP_ENDPOINT is set. Needs think-agents[otel].")
 @click.option("--debug", is_flag=True, help="Show the traceback of a configuration error.")
+@click.option("--database", default=None, envvar="THINK_DATABASE_URL", metavar="postgresql://…",
+              help="Serve as one process of a cluster over this PostgreSQL database (env THINK_DATABASE_URL; "
+                   "see docs/deployment.md) instead of from --data-dir.")
+@click.option("--node-url", default=None, envvar="THINK_NODE_URL", metavar="URL",
+              help="With --database: the URL the other processes reach this one at "
+                   "(default http://<host>:<port>).")
 @click.option("--reload", is_flag=True,
               help="Development: restart the server when a Python file in the working directory "
                    "or a target's folder changes.")
 def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, ui: bool, mcp: bool,
           mcp_hosts: tuple[str, ...], protocols_opt: str | None, browse: bool | None, log_level: str,
           log_format: str, access_log: bool,
-          otel: bool, debug: bool, reload: bool) -> None:
+          otel: bool, debug: bool, database: str | None, node_url: str | None, reload: bool) -> None:
     """Serve agents over the chat WebSocket protocol, with the web UI.
 
     TARGETS are `module:Class`, `path/to/file.py[:Class]` or a module (all agent classes in it).
@@ -175,10 +181,13 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     configure_logging(log_level, "json" if log_format.lower() == "json" else "text", access_log=access_log)
     console = Console(stderr=True)
     if browse is None:
-        browse = _loopback(host) or bool(os.environ.get("THINK_BROWSE_TOKEN"))
+        browse = database is None and (_loopback(host) or bool(os.environ.get("THINK_BROWSE_TOKEN")))
     try:
+        if database is not None and (reload or data_dir is not None):
+            raise click.UsageError("--database serves a cluster: it takes neither --data-dir nor --reload")
         runtime = shared_runtime(data_dir)
-        runtime.claim()  # one process per data directory: this one holds it for its whole life
+        if database is None:
+            runtime.claim()  # one process per data directory: this one holds it for its whole life
         exporting = otlp_requested(otel)
         if exporting and not reload:  # with --reload, each worker installs its own (think.serve_reload)
             install_otlp()
@@ -190,8 +199,11 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
             runtime.release()  # checked free; each reloading worker claims it in turn
         else:
             app = create_app(agents=classes, data_dir=data_dir, ui=ui, mcp=mcp, browse=browse,
-                             mcp_allowed_hosts=mcp_allowed_hosts(host, mcp_hosts), protocols=protocols)
+                             mcp_allowed_hosts=mcp_allowed_hosts(host, mcp_hosts), protocols=protocols,
+                             database=database)
         sock = _listen(host, port)  # before any address is printed: a port in use is an error, not a URL
+        if database is not None:
+            app.state.runtime.node_url = node_url or _node_url(host, sock.getsockname()[1])
     except Exception as exc:
         if explain(exc) is None:
             raise
@@ -242,6 +254,13 @@ def _protocols(option: str | None) -> list[str]:
     if option is None:
         return serve_defaults()
     return check_protocols(name.strip() for name in option.split(",") if name.strip())
+
+
+def _node_url(host: str, port: int) -> str:
+    """How the other processes of a cluster reach this one, by default."""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.getfqdn()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def mcp_allowed_hosts(host: str, extra: tuple[str, ...]) -> list[str] | None:
@@ -382,6 +401,27 @@ def show(address: str, data_dir: str | None, branch: str | None) -> None:
     except BrowseError as exc:
         fail(CliError(str(exc), "`think agents` lists what is there"), debug=False)
     click.echo("\n".join(transcript_text(transcript)))
+
+
+@main.group()
+def db() -> None:
+    """The cluster database (PostgreSQL) of `think serve --database`."""
+
+
+@db.command("migrate")
+@click.option("--database", required=True, envvar="THINK_DATABASE_URL", metavar="postgresql://…",
+              help="The cluster database (env THINK_DATABASE_URL).")
+def db_migrate(database: str) -> None:
+    """Create or update the cluster's tables (every process also does it when it starts)."""
+    from think.cluster.store import connect, migrate_schema
+    from think.errors import StorageError
+
+    try:
+        with connect(database) as conn:
+            applied = migrate_schema(conn)
+    except StorageError as exc:
+        fail(CliError(str(exc), "check the URL and that PostgreSQL is running"), debug=False)
+    click.echo("\n".join(f"applied {name}" for name in applied) or "the cluster database is up to date")
 
 
 def _model_label(classes: list[type[Any]]) -> str:

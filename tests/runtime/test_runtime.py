@@ -1,4 +1,5 @@
-"""The embedded runtime: addressing, one live instance per address, hibernation, state, SQL."""
+"""The runtime (both runtimes where a test takes `make_runtime`): addressing, one live instance
+per address, hibernation, state, SQL."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import ClassVar
 import anyio
 import pytest
 
+from tests.runtimes import MakeRuntime
 from think import Agent, ConfigurationError, EmbeddedRuntime, StorageError, open_agent
 from think.runtime.naming import file_name, kebab_case
 from think.storage import migration
@@ -42,8 +44,8 @@ class Notes(Agent):
         type(self).started += 1
 
 
-async def test_one_live_instance_per_address_even_when_asked_concurrently(tmp_path: Path) -> None:
-    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+async def test_one_live_instance_per_address_even_when_asked_concurrently(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime(idle_timeout=None)
     Notes.started = 0
     got: list[Agent] = []
     async with anyio.create_task_group() as tg:
@@ -57,8 +59,8 @@ async def test_one_live_instance_per_address_even_when_asked_concurrently(tmp_pa
     await runtime.close()
 
 
-async def test_sql_state_and_migrations_persist_across_hibernation(tmp_path: Path) -> None:
-    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+async def test_sql_state_and_migrations_persist_across_hibernation(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime(idle_timeout=None)
     agent = await runtime.get(Notes, "n")
     agent.sql("INSERT INTO notes (body) VALUES (?)", "first")
     seen: list[object] = []
@@ -85,16 +87,16 @@ async def test_sql_state_and_migrations_persist_across_hibernation(tmp_path: Pat
     await runtime.close()
 
 
-async def test_leased_and_busy_instances_are_not_hibernated(tmp_path: Path) -> None:
-    runtime = EmbeddedRuntime(tmp_path, idle_timeout=0)
+async def test_leased_and_busy_instances_are_not_hibernated(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime(idle_timeout=0)
     async with runtime.lease(Notes, "x") as agent:
         assert not await runtime.hibernate(Notes, "x")
         assert runtime.live() == [agent]
     assert runtime.live() == []  # idle_timeout=0: hibernated as soon as the lease ended
 
 
-async def test_idle_instances_are_swept(tmp_path: Path) -> None:
-    runtime = EmbeddedRuntime(tmp_path, idle_timeout=0.01)
+async def test_idle_instances_are_swept(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime(idle_timeout=0.01)
     await runtime.get(Notes, "a")
     await runtime.get(Notes, "b")
     await anyio.sleep(0.02)
@@ -103,9 +105,9 @@ async def test_idle_instances_are_swept(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "x" * 257, "bad\x00name"])
-async def test_bad_instance_names_are_refused(tmp_path: Path, name: str) -> None:
+async def test_bad_instance_names_are_refused(make_runtime: MakeRuntime, name: str) -> None:
     with pytest.raises(ConfigurationError):
-        await EmbeddedRuntime(tmp_path).get(Notes, name)
+        await make_runtime().get(Notes, name)
 
 
 async def test_open_agent_returns_the_same_live_instance_while_held(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Protocol
 
 from think.storage import Database, migrate, migration
 
@@ -24,6 +25,15 @@ def _m001(conn: sqlite3.Connection) -> None:
 @migration("think.runtime.002_alarm_class_paths")
 def _m002(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE alarms ADD COLUMN class_path TEXT")
+
+
+class Alarms(Protocol):
+    """What the runtime's alarm loop needs of an index (the cluster runtime keeps it in Postgres)."""
+
+    def set(self, agent_class: str, name: str, due: float | None, class_path: str | None = None) -> None: ...
+    def due(self, now: float) -> list[tuple[str, str, str | None]]: ...
+    def earliest(self) -> float | None: ...
+    def close(self) -> None: ...
 
 
 class AlarmIndex:

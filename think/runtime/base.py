@@ -30,3 +30,13 @@ class AgentRuntime(Protocol):
     async def close(self) -> None:
         """Retire every instance (waiting for none of their work: call when it is finished)."""
         ...
+
+
+class AgentElsewhere(Exception):
+    """`get`/`lease` of a distributed runtime: another process has the agent open, at `url`
+    (the server forwards the request there, see `think.cluster.proxy`)."""
+
+    def __init__(self, key: str, url: str) -> None:
+        super().__init__(f"{key} is open in the process at {url}")
+        self.key = key
+        self.url = url

@@ -25,7 +25,7 @@ import anyio
 from think.errors import ConfigurationError
 from think.runtime import ownership
 from think.runtime.agent import Agent
-from think.runtime.alarms import AlarmIndex
+from think.runtime.alarms import AlarmIndex, Alarms
 from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name, file_name
 from think.storage import Database
@@ -44,6 +44,9 @@ def default_data_dir() -> Path:
 class EmbeddedRuntime:
     """One live instance per `(class, name)`, persisted under `data_dir`."""
 
+    _serves_elsewhere: tuple[type[Exception], ...] = ()
+    """Errors of `get` that mean another process has the agent open (a cluster runtime's)."""
+
     def __init__(self, data_dir: str | Path | None = None, *, idle_timeout: float | None = 300.0) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.idle_timeout = idle_timeout
@@ -58,7 +61,7 @@ class EmbeddedRuntime:
         """Wall-clock time for schedules (tests may replace it)."""
         self._classes: dict[str, type[Agent]] = {}
         self._unloadable: set[str] = set()
-        self._alarms: AlarmIndex | None = None
+        self._alarms: Alarms | None = None
         self._alarm_changed: anyio.Event | None = None
         self._claims = 0
 
@@ -94,7 +97,7 @@ class EmbeddedRuntime:
             self._classes[cls.kebab_name()] = cls
 
     @property
-    def alarms(self) -> AlarmIndex:
+    def alarms(self) -> Alarms:
         if self._alarms is None:
             self._alarms = AlarmIndex(self.data_dir / "_alarms.db")
         return self._alarms
@@ -114,8 +117,11 @@ class EmbeddedRuntime:
             cls = self._classes.get(class_name) or self._import_class(class_name, path)
             if cls is None:
                 continue  # a class this process cannot load; its alarm waits for one that can
-            async with self.lease(cls, name) as agent:
-                ran += await agent.run_due_schedules(now=now)
+            try:
+                async with self.lease(cls, name) as agent:
+                    ran += await agent.run_due_schedules(now=now)
+            except self._serves_elsewhere:
+                continue  # open in another process of a cluster, which fires its alarms
         return ran
 
     def _import_class(self, class_name: str, path: str | None) -> type[Agent] | None:
@@ -167,11 +173,7 @@ class EmbeddedRuntime:
         try:
             self.claim()  # held while the instance is live; raises if another process owns the dir
             try:
-                path = self.path_for(cls, name)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                # A new agent's file starts as the framework's schema image (think.storage.template).
-                created = create_from_image(path, schema_image(cls.framework_migrations()))
-                db = Database(path)
+                db, created = self._open_database(cls, name)
                 self.register(cls)
                 instance = cls(name, db=db, runtime=self)
                 try:
@@ -179,7 +181,7 @@ class EmbeddedRuntime:
                 except BaseException:
                     db.close()
                     if created and not instance._migrated:
-                        remove_database(path)  # as if the new database's migrations rolled back
+                        self._discard_new(cls, name)  # as if the new database's migrations rolled back
                     raise
             except BaseException:
                 self.release()
@@ -191,6 +193,17 @@ class EmbeddedRuntime:
         finally:
             del self._starting[key]
             event.set()
+
+    def _open_database(self, cls: type[Agent], name: str) -> tuple[Database, bool]:
+        """The agent's database, opened; True if this call created it."""
+        path = self.path_for(cls, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A new agent's file starts as the framework's schema image (think.storage.template).
+        created = create_from_image(path, schema_image(cls.framework_migrations()))
+        return Database(path), created
+
+    def _discard_new(self, cls: type[Agent], name: str) -> None:
+        remove_database(self.path_for(cls, name))
 
     def _left_behind(self, key: Key) -> bool:
         """An instance is bound to the event loop it started on. One whose loop has ended (a

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
@@ -36,7 +37,7 @@ from think.models.of_agent import model_of, public_label
 from think.protocol.codec import encode_message_list
 from think.protocol.frames import ProtocolErrorFrame
 from think.runtime.agent import Agent
-from think.runtime.base import AgentRuntime
+from think.runtime.base import AgentElsewhere, AgentRuntime
 from think.runtime.embedded import shared_runtime
 from think.runtime.naming import check_agent_name
 from think.server.agents import AgentHost, AgentRegistry
@@ -132,14 +133,19 @@ class _AgentServer:
         if (denial := await self._before_connect(websocket, cls, name)) is not None:
             await _deny(websocket, denial)
             return
-        found = await self._descend(websocket, cls, name)
-        if isinstance(found, Response):
-            await _deny(websocket, found)
-            return
-        cls, name, _ = found
         async with AsyncExitStack() as stack:
             try:
+                found = await self._descend(websocket, cls, name)
+                if isinstance(found, Response):
+                    await _deny(websocket, found)
+                    return
+                cls, name, _ = found
                 host = await stack.enter_async_context(self.registry.use(cls, name))
+            except AgentElsewhere as elsewhere:  # a process of the cluster has it open: relay there
+                from think.cluster.proxy import forward_websocket
+
+                await forward_websocket(websocket, elsewhere.url)
+                return
             except Exception:
                 log.exception("agent %s %r failed to start", cls.__name__, name)
                 await _deny(websocket, PlainTextResponse("The agent failed to start", status_code=500))
@@ -227,6 +233,8 @@ class _AgentServer:
             return denial
         try:
             found = await self._descend(request, cls, name)
+        except AgentElsewhere as elsewhere:
+            return await _forward(request, elsewhere)
         except Exception:
             log.exception("%s %s failed", request.method, request.url.path)
             return PlainTextResponse("Internal Server Error", status_code=500)
@@ -242,6 +250,8 @@ class _AgentServer:
                     result = await result
         except HTTPException:
             raise
+        except AgentElsewhere as elsewhere:
+            return await _forward(request, elsewhere)
         except Exception:
             log.exception("%s %s failed", request.method, request.url.path)
             return PlainTextResponse("Internal Server Error", status_code=500)
@@ -249,6 +259,19 @@ class _AgentServer:
             log.error("%s.on_request returned %r, not a Response", cls.__name__, type(result).__name__)
             return PlainTextResponse("Internal Server Error", status_code=500)
         return result
+
+
+def _health(runtime: AgentRuntime) -> Callable[[Request], Awaitable[Response]]:
+    """`GET /_think/health`: 200 while this process serves agents, 503 once it cannot (its cluster
+    database session is gone) or is shutting down."""
+
+    async def health(request: Request) -> Response:
+        check = getattr(runtime, "healthy", None)
+        ok = True if check is None else bool(check())
+        return Response(orjson.dumps({"ok": ok, "node": getattr(runtime, "node_id", None)}),
+                        status_code=200 if ok else 503, media_type="application/json")
+
+    return health
 
 
 def _ui_info(classes: list[type[Agent]], prefix: str, *, browse: bool) -> Callable[[], Awaitable[dict[str, Any]]]:
@@ -289,6 +312,12 @@ def _intro(cls: type[Agent]) -> tuple[str | None, tuple[str, ...]]:
     return welcome, tuple(item.strip() for item in suggestions if item.strip())
 
 
+async def _forward(request: Request, elsewhere: AgentElsewhere) -> Response:
+    from think.cluster.proxy import forward_http
+
+    return await forward_http(request, elsewhere.url)
+
+
 async def _deny(websocket: WebSocket, response: Response) -> None:
     try:
         await websocket.send_denial_response(response)
@@ -313,6 +342,7 @@ def create_app(
     browse_token: str | None = None,
     on_browse: BrowseHook | None = None,
     protocols: Sequence[str] = (CF_AGENT,),
+    database: str | None = None,
 ) -> Starlette:
     """An ASGI app serving `agents` over WebSocket and HTTP at `/<prefix>/<kebab-class>/<name>`.
 
@@ -335,7 +365,19 @@ def create_app(
       listing of the data directory's agents, instances and transcripts (see `think.browse.routes`).
       Readers need `browse_token` (default `THINK_BROWSE_TOKEN`) as a Bearer token when one is
       set, and pass `on_browse(request, agent, name)` (asked like `on_before_connect`) when given.
+    * `database`: a `postgresql://` URL (default `THINK_DATABASE_URL`): serve the agents as one
+      process of a cluster over that database instead of from `data_dir` (`think.cluster`; see
+      docs/deployment.md). `GET /_think/health` tells a load balancer whether this process serves.
     """
+    database = database if database is not None else os.environ.get("THINK_DATABASE_URL") or None
+    if database is not None:
+        if runtime is not None or data_dir is not None:
+            raise ConfigurationError("pass database, or data_dir or runtime, to create_app: not two of them")
+        if browse:
+            raise ConfigurationError("browse=True reads a data directory; a cluster (database=) has none")
+        from think.cluster import cluster_runtime
+
+        runtime = cluster_runtime(database, idle_timeout=idle_timeout)
     if runtime is not None and data_dir is not None:
         raise ConfigurationError("pass either data_dir or runtime to create_app, not both")
     if not agents:
@@ -372,17 +414,21 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with registry.running(), AsyncExitStack() as stack:
-            if mcp_running is not None:
-                await stack.enter_async_context(mcp_running)
-            yield
+        async with AsyncExitStack() as outer:
+            if database is not None:  # the cluster runtime is this app's own: it ends with it
+                outer.push_async_callback(registry.runtime.close)
+            async with registry.running(), AsyncExitStack() as stack:
+                if mcp_running is not None:
+                    await stack.enter_async_context(mcp_running)
+                yield
 
     base = "/" + "/".join(part for part in prefix.split("/") if part)
     if base == "/":
         base = ""
     context = ProtocolContext(classes=dict(classes), registry=registry, base=base, admit=server.admit,
                               authorize=server._before_connect, http=server.with_cors)
-    routes = [*extra, *protocol_routes(protocols, context)]
+    routes = [*extra, Route("/_think/health", _health(registry.runtime), methods=["GET", "HEAD"]),
+              *protocol_routes(protocols, context)]
     if CF_AGENT in protocols:
         routes += [
             WebSocketRoute(base + "/{agent}/{name}", server.websocket),

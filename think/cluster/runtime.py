@@ -1,0 +1,157 @@
+"""`ClusterRuntime`: agents served by N processes over one PostgreSQL.
+
+Every process is the same: any of them can open any agent, and at most one has it open at a time
+(its advisory lock, `think.cluster.store`). A request for an agent another process has open is
+forwarded there by the server (`think.cluster.proxy`); so every socket of an agent ends in the one
+process that runs its turns, and streams, resumes and end-of-turn transcripts behave as in one
+process. Agents are virtual actors: their database lives in Postgres between uses
+(`think.cluster.shipped`), and a process keeps only a cache file while it has the agent open.
+
+A process that dies leaves its agents marked open with no lock behind them: every process looks
+for such orphans (`orphan_interval`) and opens them, which runs the agent's start-up recovery
+(interrupted turns, submissions, fibers) exactly as a restarted embedded server would. The keep-
+alive alarms of interrupted turns sit in Postgres too, so even an agent nobody asks for is woken.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import uuid
+from pathlib import Path
+
+import anyio
+
+from think.cluster.shipped import ShippedDatabase
+from think.cluster.store import ClusterAlarms, ClusterStore
+from think.errors import ConfigurationError, StorageError
+from think.runtime.agent import Agent
+from think.runtime.alarms import Alarms
+from think.runtime.base import AgentElsewhere
+from think.runtime.classes import class_path
+from think.runtime.embedded import EmbeddedRuntime
+from think.storage import Database
+from think.storage.template import remove_database, schema_image
+
+log = logging.getLogger("think.cluster")
+
+
+def agent_key(cls: type[Agent], name: str) -> str:
+    return f"{cls.kebab_name()}/{name}"
+
+
+class ClusterRuntime(EmbeddedRuntime):
+    """The `AgentRuntime` of one process of a cluster (see the module docstring)."""
+
+    _serves_elsewhere = (AgentElsewhere,)
+
+    def __init__(self, database: str, *, node_url: str | None = None, node_id: str | None = None,
+                 idle_timeout: float | None = 60.0, orphan_interval: float = 0.5,
+                 cache_dir: str | Path | None = None) -> None:
+        if not database.startswith(("postgresql://", "postgres://")):
+            raise ConfigurationError(f"the cluster database must be a postgresql:// URL, not {database!r}")
+        self._cache = Path(cache_dir) if cache_dir is not None else Path(tempfile.mkdtemp(prefix="think-node-"))
+        super().__init__(self._cache, idle_timeout=idle_timeout)
+        self.database = database
+        self.node_url = node_url or os.environ.get("THINK_NODE_URL") or "http://127.0.0.1:8000"
+        self.node_id = node_id or os.environ.get("THINK_NODE_ID") or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+        self.orphan_interval = orphan_interval
+        """Seconds between looks for agents a dead process had open."""
+        self._store: ClusterStore | None = None
+
+    @property
+    def store(self) -> ClusterStore:
+        if self._store is None:
+            self._store = ClusterStore(self.database, node_id=self.node_id, node_url=self.node_url)
+        return self._store
+
+    @property
+    def alarms(self) -> Alarms:
+        if self._alarms is None:
+            self._alarms = ClusterAlarms(self.store)
+        return self._alarms
+
+    def claim(self) -> None:
+        """Also connect to the cluster database (a server does at start-up: a wrong URL fails it)."""
+        _ = self.store
+        super().claim()
+
+    def healthy(self) -> bool:
+        """True while this process's cluster session is up (what `/_think/health` reports)."""
+        try:
+            return self.store.healthy and self.store.ping()
+        except StorageError:
+            return False
+
+    # ---- opening and closing agents ----------------------------------------------------------------
+
+    def _open_database(self, cls: type[Agent], name: str) -> tuple[Database, bool]:
+        key = agent_key(cls, name)
+        store = self.store
+        if not store.acquire(key):
+            raise AgentElsewhere(key, self._owner_url(key))
+        try:
+            path = self.path_for(cls, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_database(path)  # a cache file is never trusted: Postgres has the agent
+            loaded = store.load(key)
+            if loaded is None:
+                image, wal = schema_image(cls.framework_migrations()), b""
+                store.create(key, cls.kebab_name(), name, class_path(cls), image)
+            else:
+                image, wal = loaded
+            path.write_bytes(image)
+            if wal:
+                Path(f"{path}-wal").write_bytes(wal)
+            return ShippedDatabase(path, store=store, key=key, shipped=len(wal)), loaded is None
+        except BaseException:
+            store.release(key)
+            raise
+
+    def _owner_url(self, key: str) -> str:
+        url = self.store.owner_url(key)
+        if url is None:  # changing hands this instant: the client tries again
+            raise StorageError(f"{key} is changing hands; try again")
+        return url
+
+    def _discard_new(self, cls: type[Agent], name: str) -> None:
+        self.store.forget(agent_key(cls, name))
+
+    # ---- waking: alarms and orphans ----------------------------------------------------------------
+
+    async def wake_orphans(self) -> int:
+        """Open every agent a dead process had open (its recovery runs); how many this process took."""
+        taken = 0
+        for class_name, name, path in self.store.orphans():
+            cls = self._classes.get(class_name) or self._import_class(class_name, path)
+            if cls is None:
+                continue
+            try:
+                async with self.lease(cls, name):
+                    taken += 1
+                    log.info("took over %s %r from a process that died", class_name, name)
+            except AgentElsewhere:
+                continue  # another process took it first
+        return taken
+
+    async def run_alarms(self, *, max_sleep: float = 30.0) -> None:
+        """Fire due alarms and take over orphans, polling Postgres every `orphan_interval`."""
+        while True:
+            try:
+                await self.fire_due_alarms()
+                await self.wake_orphans()
+            except Exception:
+                log.exception("waking agents failed; retrying shortly")
+            await anyio.sleep(self.orphan_interval)
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            shutil.rmtree(self._cache, ignore_errors=True)
