@@ -10,9 +10,10 @@ import httpx
 import psycopg
 import pytest
 
-from tests.cluster.nodes import HEALTH
+from tests.cluster.nodes import HEALTH, cluster, owner
 from tests.submissions.server_process import ROOT, think_serve_process
 from think import ConfigurationError
+from think.client import AgentClient
 from think.cluster.store import MIGRATIONS
 from think.server import create_app
 from think.testing import ScriptedModel
@@ -65,3 +66,14 @@ def test_each_process_answers_its_health_check(database: str, tmp_path: Path) ->
         assert httpx.get(server.http + "/agents/crashy/x/get-messages", timeout=5).json() == []
         with psycopg.connect(database) as conn:
             assert conn.execute("SELECT node_id, url FROM think_nodes").fetchall() == [("solo", server.http)]
+
+
+async def test_other_protocols_reach_an_agent_open_in_another_process(database: str) -> None:
+    with cluster([TARGET, "--protocols", "cf_agent,ai-sdk"], database, {}, size=2) as (a, b):
+        async with AgentClient.connect(f"{a.ws}/agents/crashy/p", call_timeout=10):
+            assert owner(database, "crashy/p") == "n0"
+            async with httpx.AsyncClient(timeout=10) as http:
+                answer = await http.get(f"{b.http}/agents/crashy/p/chat")  # the AI SDK transport's GET
+                assert answer.status_code == 200 and answer.json() == []
+                forwarded = await http.get(f"{b.http}/agents/crashy/p/get-messages")
+                assert forwarded.status_code == 200 and forwarded.json() == []

@@ -23,10 +23,13 @@ import httpx
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Data
+
+from think.runtime.base import AgentElsewhere
 
 log = logging.getLogger("think.cluster")
 
@@ -134,3 +137,51 @@ async def forward_http(request: Request, base_url: str) -> Response:
     headers = {k: v for k, v in response.headers.items() if k.lower() not in _HOP}
     return StreamingResponse(response.aiter_raw(), status_code=response.status_code, headers=headers,
                              background=BackgroundTask(done))
+
+
+class ForwardingMiddleware:
+    """Forwards any HTTP request whose handler found its agent open elsewhere (`AgentElsewhere`
+    before the response started): the other protocols' endpoints (AI SDK SSE, …) need no code of
+    their own for it. The body is read first, so it can be sent on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        replayed = False
+        started = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self.app(scope, replay, watch)
+        except AgentElsewhere as elsewhere:
+            if started:
+                raise
+
+            async def once() -> Message:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            response = await forward_http(Request(scope, once), elsewhere.url)
+            await response(scope, receive, send)

@@ -25,6 +25,7 @@ import anyio.lowlevel
 import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -448,7 +449,12 @@ def create_app(
         from think.web import web_routes  # only servers with the UI load it
 
         routes = [*web_routes(_ui_info(list(classes.values()), base.lstrip("/"), browse=browse)), *routes]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = []
+    if database is not None:  # any HTTP endpoint whose agent is open in another process forwards there
+        from think.cluster.proxy import ForwardingMiddleware
+
+        middleware.append(Middleware(ForwardingMiddleware))
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.registry = registry
     app.state.runtime = registry.runtime
     app.state.protocols = protocols

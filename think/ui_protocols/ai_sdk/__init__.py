@@ -32,6 +32,7 @@ from starlette.types import Receive, Scope, Send
 from think.agent import Think
 from think.protocol.codec import InvalidFrame, UnknownFrame, encode_message_list, parse_frame
 from think.protocol.frames import ChatRequest, StreamResumeAck, StreamResumeRequest
+from think.runtime.base import AgentElsewhere
 from think.server.agents import AgentHost
 from think.ui_protocols import ProtocolContext, UIProtocol
 from think.ui_protocols.ai_sdk.answers import AnswerRefused, answers_in, apply_answers
@@ -82,6 +83,8 @@ class _Endpoints:
         stack = AsyncExitStack()
         try:
             host = await stack.enter_async_context(self.context.registry.use(cls, name))
+        except AgentElsewhere:
+            raise  # open in another process of a cluster: the request is forwarded there
         except Exception:
             log.exception("agent %s %r failed to start", cls.__name__, name)
             return _error(500, "The agent failed to start")
