@@ -70,6 +70,7 @@ from think.tools.execute.api import ExecutionAPI
 from think.tools.execute.store import MIGRATIONS as EXECUTE_MIGRATIONS
 from think.tools.tool import Tool, as_tool_map
 from think.turns.api import TurnAPI, in_turn
+from think.turns.branches import BranchAPI
 from think.turns.callbacks import MessageLike, to_message
 from think.turns.cancel import Cancellations
 from think.turns.concurrency import MessageConcurrency
@@ -90,8 +91,8 @@ if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
     from think.usage.ledger import UsageLedger, UsageTotals
 
-class Think(TurnAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI, ExtensionAPI,
-            Agent):
+class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI,
+            ExtensionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
 
     max_steps: int = 10

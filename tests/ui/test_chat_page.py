@@ -99,7 +99,7 @@ def test_a_message_streams_a_tool_call_and_a_markdown_answer(browser: Browser, s
             {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "The sum is"},
             _turn_over(),
             {"action": "waitFor", "selector": ".msg-actions"},
-            {"action": "text", "selector": ".msg-user", "as": "user"},
+            {"action": "text", "selector": ".msg-user .bubble", "as": "user"},
             {"action": "text", "selector": ".msg-assistant .text-part", "as": "answer"},
             {"action": "eval", "as": "strong", "js": "document.querySelector('.text-part strong')?.textContent"},
             {"action": "eval", "as": "code", "js": "document.querySelector('.text-part code')?.textContent"},
@@ -275,7 +275,7 @@ def test_an_agents_suggestions_are_offered_and_one_click_sends_it(browser: Brows
             {"action": "click", "selector": ".suggestion:has-text('What is 19 + 23?')"},
             {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "The sum is"},
             _turn_over(),
-            {"action": "text", "selector": ".msg-user", "as": "user"},
+            {"action": "text", "selector": ".msg-user .bubble", "as": "user"},
         ])
     assert info["suggestions"] == {"ui-assistant": ["What is 19 + 23?", "Notify the team"], "plain-agent": []}
     assert info["welcome"] == {"ui-assistant": "Ask me to add numbers or to notify the team.", "plain-agent": None}

@@ -31,10 +31,13 @@ from think.sessions.window import ANCESTORS_SQL, Window, decode, read_path_rows
 from think.storage import Database, Row
 from think.stream.fanout import Fanout, SessionChanged
 
-__all__ = ["DEFAULT_HYDRATION_BYTES", "MIGRATIONS", "ROOT_SESSION", "Session"]
+__all__ = ["DEFAULT_HYDRATION_BYTES", "MIGRATIONS", "NEW_ROOT", "ROOT_SESSION", "Session"]
 
 ROOT_SESSION = ""
 """The id of the session a chat connection serves."""
+NEW_ROOT = ""
+"""`add_messages(parent_id=NEW_ROOT)`: the messages start a new tree, beside the first message
+(an edited first question). No message has this id: ids are never empty."""
 DEFAULT_HYDRATION_BYTES = 24 * 1024 * 1024
 """Stored JSON bytes of the active path kept in memory (the newest messages; at least 4)."""
 
@@ -206,10 +209,11 @@ class Session:
         """Write messages without a turn; entries chain, each new one becoming the leaf.
 
         The first new message hangs under `parent_id` (which must be stored in this session;
-        default: the leaf). An id that is already stored is left alone with `mode="append"`
-        (appending is idempotent) and has its content replaced in place with `mode="upsert"`
-        (never re-parented). Returns the messages as stored, sanitized and capped. A message nested
-        deeper than the depth limit (`think.protocol.limits`) raises `TooDeep`; nothing is written.
+        default: the leaf; `NEW_ROOT`: a new tree beside the first message). An id that is already
+        stored is left alone with `mode="append"` (appending is idempotent) and has its content
+        replaced in place with `mode="upsert"` (never re-parented). Returns the messages as stored,
+        sanitized and capped. A message nested deeper than the depth limit
+        (`think.protocol.limits`) raises `TooDeep`; nothing is written.
         """
         if mode not in ("append", "upsert"):
             raise ValueError(f"mode must be 'append' or 'upsert', not {mode!r}")
@@ -218,7 +222,8 @@ class Session:
         now = time.time()
         changed = False
         last_seq = 0
-        parent_seq = None if parent_id is None or parent_id in window.index else self._seq_of(parent_id)
+        parent_seq = (None if parent_id is None or parent_id == NEW_ROOT or parent_id in window.index
+                      else self._seq_of(parent_id))
         prepared: list[tuple[Message, bytes]] = []
         for message in messages:  # checked before anything is written: all or nothing
             clean = prepare_for_storage(sanitized(self.sanitizer, message))
@@ -226,6 +231,10 @@ class Session:
             check_depth(data, f"Message {clean.id!r}")
             prepared.append((clean, orjson.dumps(data)))
         with self.db.transaction():
+            if parent_id == NEW_ROOT:  # a sibling of the first message: the path starts afresh
+                window = self._window = Window()
+                self.version += 1
+                parent_id = None
             for clean, body in prepared:
                 position = window.index.get(clean.id)
                 if position is not None:

@@ -8,7 +8,9 @@ turns the current task runs.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from think.agent import Think
     from think.submissions.store import Submission
 
+log = logging.getLogger("think.turns")
 _IN_TURN: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("think_in_turn", default=frozenset())
 """The agents (by `id`) whose turn this task runs (with the tools and hooks it runs): a turn of a
 parent may drive a child's turn, never one of its own."""
@@ -51,6 +54,15 @@ def _refuse_inside_turn(agent: object, api: str) -> None:
                         "use submit_messages() (run_turn(mode='submit')) or add_messages() instead")
 
 
+_background: set[asyncio.Task[TurnResult]] = set()
+
+
+def _turn_task_done(task: asyncio.Task[TurnResult]) -> None:
+    _background.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a background turn crashed", exc_info=task.exception())
+
+
 class TurnAPI:
     """Starting, answering and stopping turns (mixed into `Think`)."""
 
@@ -70,6 +82,30 @@ class TurnAPI:
         finally:
             _IN_TURN.reset(token)
             self._turns_running -= 1
+
+    def start_turn(self, turn: TurnRequest) -> asyncio.Task[TurnResult]:
+        """`run(turn)` in a task of its own; the agent is busy (`is_busy()`) from the moment this
+        returns, so nothing else slips in before the turn is admitted. A failure of the task
+        itself (not of the turn, which `run` reports) is logged."""
+        _refuse_inside_turn(self, "start_turn()")
+        self._turns_running += 1  # handed over to run() below, in the task's first step
+        started = False
+
+        async def run() -> TurnResult:
+            nonlocal started
+            started = True
+            self._turns_running -= 1
+            return await self.run(turn)
+
+        def done(task: asyncio.Task[TurnResult]) -> None:
+            if not started:  # cancelled before its first step
+                self._turns_running -= 1
+            _turn_task_done(task)
+
+        task = asyncio.get_running_loop().create_task(run(), context=contextvars.Context())
+        _background.add(task)
+        task.add_done_callback(done)
+        return task
 
     async def save_messages(
         self,

@@ -21,11 +21,13 @@ import {
 } from "react";
 import { FilesPanel } from "./Files";
 import { type McpState, McpServers } from "./Mcp";
+import { BranchPager, CopyButton, EditBox, messageText, useMessageDetails, writtenAt } from "./MessageTools";
 import { sumUsage, usageDetail, usageLabel } from "./usage";
 import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
 import {
   FilePart,
   isToolPart,
+  pausedExecution,
   Reasoning,
   TextPart,
   ToolCall,
@@ -198,6 +200,27 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
   const groups = useMemo(() => groupMessages(messages), [messages]);
   const lastGroup = groups[groups.length - 1];
 
+  // --- the conversation tree: timestamps, alternatives ("‹ 2/3 ›"), editing a question ---------
+  const details = useMessageDetails(agent, messages, busy, !offline);
+  const [editing, setEditing] = useState<string | null>(null);
+  const treeCall = useCallback(
+    (method: "switch_branch" | "edit_message", args: string[]) => {
+      setServerNotice(null);
+      agent.call(method, args).then(
+        () => setEditing(null),
+        (e: unknown) => setServerNotice(e instanceof Error ? e.message : String(e)),
+      );
+    },
+    [agent],
+  );
+  const switchBranch = useCallback((id: string) => treeCall("switch_branch", [id]), [treeCall]);
+  // No new answer is asked for while the last one waits for a person (an approval, a paused run).
+  const awaitingApproval =
+    lastGroup?.role === "assistant" &&
+    lastGroup.messages.some((m) =>
+      m.parts.some((p) => isToolPart(p) && (p.state === "approval-requested" || pausedExecution(p) !== null)),
+    );
+
   // The first thing the user said names the conversation in the sidebar.
   const firstUser = messages.find((m) => m.role === "user");
   const title = firstUser ? plainText(firstUser).slice(0, 80) || undefined : undefined;
@@ -311,7 +334,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
   };
 
   const onRegenerate = () => {
-    if (busy || !lastGroup || lastGroup.role !== "assistant") return;
+    if (busy || awaitingApproval || !lastGroup || lastGroup.role !== "assistant") return;
     setTurnError(null);
     if (error) clearError();
     // Regenerate the whole last answer, tool calls included, not only its final message.
@@ -396,21 +419,47 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                   {groups.map((group, index) => {
                     const isLast = index === groups.length - 1;
                     if (group.role === "user") {
-                      return group.messages.map((message) => (
-                        <article key={message.id} className="msg msg-user" aria-label="You">
-                          <div className="bubble">
-                            {message.parts.map((part, i) =>
-                              part.type === "text" ? (
-                                <p key={i} className="user-text">
-                                  {part.text}
-                                </p>
-                              ) : part.type === "file" ? (
-                                <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
-                              ) : null,
+                      return group.messages.map((message) => {
+                        const when = writtenAt(details.get(message.id));
+                        return (
+                          <article key={message.id} className="msg msg-user" aria-label="You" title={when?.full}>
+                            {editing === message.id ? (
+                              <EditBox
+                                initial={messageText(message)}
+                                onSend={(text) => treeCall("edit_message", [message.id, text])}
+                                onCancel={() => setEditing(null)}
+                              />
+                            ) : (
+                              <div className="bubble">
+                                {message.parts.map((part, i) =>
+                                  part.type === "text" ? (
+                                    <p key={i} className="user-text">
+                                      {part.text}
+                                    </p>
+                                  ) : part.type === "file" ? (
+                                    <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
+                                  ) : null,
+                                )}
+                              </div>
                             )}
-                          </div>
-                        </article>
-                      ));
+                            {editing === message.id ? null : (
+                              <div className="msg-user-actions">
+                                {when ? <time className="msg-time">{when.short}</time> : null}
+                                <CopyButton text={messageText(message)} label="Copy message" />
+                                <button
+                                  type="button"
+                                  className="btn btn-ghost btn-small msg-edit"
+                                  disabled={busy || offline}
+                                  onClick={() => setEditing(message.id)}
+                                >
+                                  Edit
+                                </button>
+                                <BranchPager detail={details.get(message.id)} disabled={busy || offline} onSwitch={switchBranch} />
+                              </div>
+                            )}
+                          </article>
+                        );
+                      });
                     }
                     if (group.role !== "assistant") return null;
                     const parts = group.messages.flatMap((message) =>
@@ -418,11 +467,17 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                     );
                     const lastTextIndex = parts.map((p) => p.part.type).lastIndexOf("text");
                     const groupUsage = sumUsage(group.messages);
+                    const settled = !(isLast && busy);
+                    // A text or reasoning part still "streaming" in a settled answer: it was stopped.
+                    const stopped =
+                      settled && parts.some(({ part }) => (part.type === "text" || part.type === "reasoning") && part.state === "streaming");
+                    const when = writtenAt(details.get(group.messages[0].id));
                     return (
                       <article
                         key={group.messages[0].id}
                         className="msg msg-assistant"
                         aria-label="Assistant"
+                        title={when?.full}
                         data-message-ids={group.messages.map((message) => message.id).join(" ")}
                       >
                         {parts.map(({ part, key }, i) => {
@@ -472,12 +527,22 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                             {usageLabel(groupUsage)}
                           </div>
                         ) : null}
-                        {isLast && !busy && !errorText ? (
+                        {stopped ? (
+                          <p className="msg-stopped" role="note">
+                            Stopped
+                          </p>
+                        ) : null}
+                        {settled ? (
                           <div className="msg-actions">
-                            <button type="button" className="btn btn-ghost btn-small" onClick={onRegenerate}>
-                              <Refresh />
-                              Regenerate
-                            </button>
+                            {when ? <time className="msg-time">{when.short}</time> : null}
+                            <CopyButton text={group.messages.map(messageText).filter(Boolean).join("\n\n")} label="Copy answer" />
+                            <BranchPager detail={details.get(group.messages[0].id)} disabled={busy || offline} onSwitch={switchBranch} />
+                            {isLast && !errorText && !awaitingApproval ? (
+                              <button type="button" className="btn btn-ghost btn-small msg-regenerate" onClick={onRegenerate}>
+                                <Refresh />
+                                Regenerate
+                              </button>
+                            ) : null}
                           </div>
                         ) : null}
                       </article>
