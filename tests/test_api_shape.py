@@ -39,7 +39,7 @@ SHAPE: dict[str, dict[str, list[str]]] = {
             "get_schedules", "get_skill_script_runner", "get_skills", "get_system_prompt",
             "get_tools", "has_pending_interaction", "inspect_submission", "is_busy", "kebab_name",
             "kv_get", "kv_set", "list_prompts", "list_resources", "list_submissions", "loaded_extensions",
-            "mcp_servers",
+            "mcp_servers", "message_metadata",
             "on_sanitize_message", "pending_approvals", "pending_executions", "reply_attachments", "resolve_model",
             "save_snippet", "schedule", "server_tools", "sql", "start_turn", "stash", "usage",
             "workspace_tools",

@@ -40,6 +40,11 @@ class StepContext:
     model: Model
     system: str
     messages: Sequence[ModelMessage]
+    request_id: str = ""
+    trigger: str = ""
+    """What started the turn (`think.turns.turn.TurnTrigger`: `"ws-chat"`, `"submission"`, …)."""
+    signal: anyio.Event | None = None
+    """The turn's cancel signal: set when the turn is stopped."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +85,7 @@ class ToolCallContext(_CallFields):
     step_number: int
     messages: Sequence[ModelMessage]
     request_id: str = ""
+    trigger: str = ""
     signal: anyio.Event | None = None
     """The turn's cancel signal: set when the turn is stopped (`cancel_chat`, a clear, …)."""
 
@@ -119,6 +125,9 @@ class ToolCallResultContext(_CallFields):
     success: bool
     output: Any = None
     error: str | None = None
+    request_id: str = ""
+    trigger: str = ""
+    signal: anyio.Event | None = None
 
 
 @dataclass(kw_only=True)
@@ -192,6 +201,10 @@ class TurnContext:
     request_id: str = ""
     session_id: str = ""
     """The session the turn is for (`""`: the root session, the chat transcript)."""
+    trigger: str = ""
+    """What started the turn (`think.turns.turn.TurnTrigger`: `"ws-chat"`, `"submission"`, …)."""
+    signal: anyio.Event | None = None
+    """The turn's cancel signal: set when the turn is stopped."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,3 +272,7 @@ class ChatErrorContext:
     """Whether the turn's messages (and the partial reply, for `stream`) are stored."""
     classification: str | None = None
     """What `classify_chat_error` says about a `stream` error (`"context_overflow"`, …), if anything."""
+    trigger: str = ""
+    """What started the turn (`think.turns.turn.TurnTrigger`)."""
+    signal: anyio.Event | None = None
+    """The turn's cancel signal (None when the turn failed before it had one)."""

@@ -125,7 +125,8 @@ async def run_loop(
         step_model, system, step_tools, step_request = model, request.system, tools, request
         config = step_config(await hooks.before_step(StepContext(
             step_number=step_number, steps=tuple(result.steps), model=model, system=system,
-            messages=tuple(messages))))
+            messages=tuple(messages), request_id=base_ctx.request_id, trigger=base_ctx.trigger,
+            signal=base_ctx.signal)))
         if config is not None:
             if config.model is not None:
                 step_model = resolve_model(config.model) if resolve_model else config.model  # type: ignore[assignment]

@@ -77,14 +77,17 @@ async def test_cancel_a_pending_submission_and_a_running_one(data_dir: Path) -> 
         running = await agent.submit_messages(["gated and cancelled"])
         waiting = await agent.submit_messages(["never runs"])
         await anyio.sleep(0.05)
-        cancelled = await agent.cancel_submission(waiting.submission_id, "not needed")
+        assert await agent.cancel_submission(waiting.submission_id, "not needed") == "cancelled"
+        cancelled = agent.inspect_submission(waiting.submission_id)
         assert cancelled is not None and (cancelled.status, cancelled.error) == ("aborted", "not needed")
-        await agent.cancel_submission(running.submission_id, "changed my mind")
+        assert await agent.cancel_submission(running.submission_id, "changed my mind") == "cancelled"
         stopped = await agent.wait_for_submission(running.submission_id, timeout=5)
         assert (stopped.status, stopped.error) == ("aborted", "changed my mind")
         assert [m.text for m in agent.messages if m.role == "user"] == ["gated and cancelled"]  # the other: never
         assert agent.model.calls == ["gated and cancelled"]
-        assert await agent.cancel_submission("unknown") is None
+        assert await agent.cancel_submission("unknown") == "not_found"
+        assert await agent.cancel_submission(running.submission_id) == "already_terminal"
+        assert agent.inspect_submission(running.submission_id).error == "changed my mind"  # unchanged
 
 
 async def test_list_delete_and_filters(data_dir: Path) -> None:

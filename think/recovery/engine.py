@@ -382,7 +382,8 @@ class ChatRecovery:
         self._note(RecoveryOutcome(rid, kind_of, attempt, recovery_request_id=new_id))
         turn = TurnRequest(request_id=new_id, messages=(), continuation=kind_of == "continue",
                            extend=kind_of == "continue", body=fiber.last_body,
-                           client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id)
+                           client_tools=_tools_of(fiber.client_tools), session_id=fiber.session_id,
+                           trigger="recovery-continue" if kind_of == "continue" else "recovery-retry")
         self._spawn(self._run(turn, policy.delay(attempt, transient=transient), recovers=rid, attempt=attempt,
                               kind=kind_of))
 

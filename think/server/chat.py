@@ -234,7 +234,8 @@ class ChatChannel:
         turn = TurnRequest(request_id=request_id, messages=new_messages, client_tools=stored_client_tools(agent),
                            body=frame.body or None, parent_id=parent_id, sender=connection.id,
                            admit=self._admission.admit(policy, submit) if submit is not None else None,
-                           when_busy="steer" if submit is not None and policy.strategy == "steer" else "queue")
+                           when_busy="steer" if submit is not None and policy.strategy == "steer" else "queue",
+                           trigger="ws-chat")
         sender = connection.id
 
         async def run() -> None:

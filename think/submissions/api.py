@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from think.submissions.store import Submission, SubmissionStatus
-from think.submissions.submissions import Submissions
+from think.submissions.submissions import CancelOutcome, Submissions
 from think.turns.callbacks import MessageLike
 from think.turns.turn import WhenBusy
 
@@ -46,9 +46,10 @@ class SubmissionAPI:
         """Submissions in acceptance order, optionally only those with the given status(es)."""
         return self.submissions.list(status, limit)
 
-    async def cancel_submission(self, submission_id: str, reason: str | None = None) -> Submission | None:
+    async def cancel_submission(self, submission_id: str, reason: str | None = None) -> CancelOutcome:
         """Abort a submission: a pending one never touches the transcript; a running turn stops
-        (its partial reply is kept). Returns the record (None if unknown)."""
+        (its partial reply is kept). Returns `"cancelled"`, `"already_terminal"` (it had finished:
+        nothing changes) or `"not_found"`; `inspect_submission` has the record."""
         return await self.submissions.cancel(submission_id, reason)
 
     def delete_submission(self, submission_id: str) -> bool:

@@ -39,7 +39,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import orjson
@@ -63,6 +63,8 @@ log = logging.getLogger("think.submissions")
 WAKE_ID = "think:submissions"
 """The id of the schedule that wakes an agent with unfinished submissions."""
 WAKE_METHOD = "submissions.wake"
+CancelOutcome = Literal["cancelled", "already_terminal", "not_found"]
+"""What `cancel_submission` did."""
 _STATUS_OF: dict[str, SubmissionStatus] = {"completed": "completed", "aborted": "aborted", "skipped": "skipped",
                                            "error": "error"}
 
@@ -159,11 +161,15 @@ class Submissions:
 
     # ---- cancelling and deleting -----------------------------------------------------------------
 
-    async def cancel(self, submission_id: str, reason: str | None = None) -> Submission | None:
+    async def cancel(self, submission_id: str, reason: str | None = None) -> CancelOutcome:
         current = self.store.get(submission_id)
-        if current is None or current.done:
-            return current
+        if current is None:
+            return "not_found"
+        if current.done:
+            return "already_terminal"
         if current.status == "pending":
+            if submission_id in self._steering:  # not a reason for the running turn to stop at its boundary
+                self.agent.cancellations.cancel_pending(submission_id)
             if self.store.finish(submission_id, "aborted", reason or "Cancelled"):
                 await self._changed_status(submission_id)
         else:
@@ -171,7 +177,7 @@ class Submissions:
             request_id = self._running_request.get(submission_id, submission_id)
             if not self.agent.cancel_chat(request_id):
                 self.agent.cancellations.cancel_pending(request_id)
-        return self.store.get(submission_id)
+        return "cancelled"
 
     def delete(self, submission_id: str) -> bool:
         """Delete a finished submission's record; False if it is unknown or not finished."""
@@ -311,7 +317,7 @@ class Submissions:
             with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume) as traced:
                 result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim,
                                                           continuation=resume, extend=resume, session_id=session_id,
-                                                          when_busy=when_busy))
+                                                          when_busy=when_busy, trigger="submission"))
                 traced.finished(result.status, result.error)
         except Exception as exc:
             log.exception("submission %s crashed", submission_id)

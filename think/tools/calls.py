@@ -151,7 +151,7 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
     try:
         decision = tool_decision(await hooks.before_tool_call(ToolCallContext(
             call=call, step_number=step_number, messages=messages, request_id=base_ctx.request_id,
-            signal=base_ctx.signal)))
+            trigger=base_ctx.trigger, signal=base_ctx.signal)))
     except Exception as exc:  # a hook that raises (or answers nonsense) becomes this call's error
         log.warning("before_tool_call for %s (%s) failed: %s", c.name, c.id, exc)
         outcome = ToolResult.failed(c.id, c.name, f"{type(exc).__name__}: {exc}")
@@ -182,7 +182,8 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
     try:  # before the output chunk, as the original orders them
         await hooks.after_tool_call(ToolCallResultContext(
             call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,
-            success=not outcome.is_error, output=outcome.output, error=outcome.error))
+            success=not outcome.is_error, output=outcome.output, error=outcome.error,
+            request_id=base_ctx.request_id, trigger=base_ctx.trigger, signal=base_ctx.signal))
     except Exception:
         log.exception("after_tool_call raised; the tool result stands")
     if outcome.is_error:

@@ -49,6 +49,8 @@ class ToolContext:
     tool_call_id: str
     tool_name: str
     request_id: str = ""
+    trigger: str = ""
+    """What started the turn (`think.turns.turn.TurnTrigger`)."""
     message_id: str = ""
     """The assistant message the call is part of (the same after a crash recovery continues it)."""
     messages: Sequence[Message] = ()

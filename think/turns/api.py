@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
+import orjson
 
 from think.errors import ProtocolError, TurnError
 from think.messages import JSONObject, Message
@@ -24,7 +25,7 @@ from think.turns.callbacks import MessageLike, to_message
 from think.turns.continuation import ToolAnswer
 from think.turns.runner import new_request_id, run_turn
 from think.turns.trust import agent_tools
-from think.turns.turn import TurnRequest, TurnResult, WhenBusy
+from think.turns.turn import ActiveTurn, TurnRequest, TurnResult, WhenBusy
 from think.turns.writer import write_data
 
 if TYPE_CHECKING:
@@ -264,6 +265,28 @@ class TurnAPI:
         """Add a `data-<name>` part to the running turn's reply, from a tool or a hook; False when
         called outside a turn of this agent. See `think.turns.writer`."""
         return await write_data(self, name, data, id=id, transient=transient)
+
+    @property
+    def active_turn(self) -> ActiveTurn | None:
+        """The turn running now: `request_id`, `session_id`, `trigger`, `continuation` and its
+        cancel `signal` (None when no turn runs)."""
+        return self._think.turn_queue.active_turn
+
+    def message_metadata(self, metadata: Mapping[str, Any] | None = None, /, **fields: Any) -> bool:
+        """Stamp server metadata on the running turn's reply: the fields are merged into the
+        persisted assistant message's `metadata` (later calls win a key). From a tool or a hook;
+        False when no turn of this agent runs. Values must be JSON. Clients never set these: their
+        input only reaches user messages (see `think.turns.trust`)."""
+        active = self._think.turn_queue.active_turn
+        values = {**(metadata or {}), **fields}
+        try:
+            orjson.dumps(values)
+        except TypeError as exc:
+            raise ProtocolError(f"message_metadata values must be JSON: {exc}") from exc
+        if active is None or not in_turn(self):
+            return False
+        active.message_metadata.update(values)
+        return True
 
     def cancel_chat(self, request_id: str) -> bool:
         """Stop a running turn (its partial reply is kept); True if it was running."""

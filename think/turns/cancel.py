@@ -51,6 +51,12 @@ class Cancellations:
         if not self.cancel(request_id):
             self._early.add(request_id)
 
+    def forget(self, request_id: str) -> None:
+        """Drop the signal of a turn that ended without running (it never had a scope)."""
+        if request_id not in self._scopes:
+            self._signals.pop(request_id, None)
+            self._early.discard(request_id)
+
     def cancelled_early(self, request_id: str) -> bool:
         """True for a turn cancelled before it started (`cancel_pending`)."""
         return request_id in self._early

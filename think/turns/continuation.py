@@ -263,7 +263,8 @@ class AutoContinuation:
         try:
             result = await self.agent.run(TurnRequest(
                 request_id=continuation.request_id, continuation=True,
-                client_tools=stored_client_tools(self.agent), body=stored_body(self.agent)))
+                client_tools=stored_client_tools(self.agent), body=stored_body(self.agent),
+                trigger="auto-continuation"))
         except Exception:
             log.exception("continuation %s crashed", continuation.request_id)
         finally:

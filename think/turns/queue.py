@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 
 import anyio
 
+from think.turns.turn import ActiveTurn
+
 LIVE: weakref.WeakSet[TurnQueue] = weakref.WeakSet()
 """Every agent's queue in this process (what the `think.turns.queued` gauge reads)."""
 
@@ -25,6 +27,8 @@ class TurnQueue:
         self.generation = 0
         self.waiting = 0
         self.active_request_id: str | None = None
+        self.active_turn: ActiveTurn | None = None
+        """The turn running now (set by the runner; `Think.active_turn`)."""
         LIVE.add(self)
 
     @property

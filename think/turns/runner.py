@@ -34,7 +34,7 @@ from think.turns.extend import extended_reply, joined, with_continue_prompt
 from think.turns.output import TurnExtras
 from think.turns.tool_results import approved_calls, settle_earlier_calls
 from think.turns.trust import agent_tools, merge_client_tools
-from think.turns.turn import TurnRequest, TurnResult, TurnStatus
+from think.turns.turn import ActiveTurn, TurnRequest, TurnResult, TurnStatus
 from think.turns.turn_log import log_turn, turn_clock
 from think.turns.writer import writing
 
@@ -79,12 +79,19 @@ async def run_turn(agent: Think, turn: TurnRequest) -> TurnResult:
 
 
 async def _run_traced(agent: Think, turn: TurnRequest) -> TurnResult:
-    agent.turn_queue.active_request_id = turn.request_id
-    with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
-                      continuation=turn.continuation) as traced:
-        result = await _run_admitted(agent, turn)
-        traced.finished(result.status, result.error, result.usage)
-        return result
+    queue = agent.turn_queue
+    queue.active_request_id = turn.request_id
+    queue.active_turn = ActiveTurn(request_id=turn.request_id, session_id=turn.session_id, trigger=turn.trigger,
+                                   continuation=turn.continuation, signal=agent.cancellations.signal(turn.request_id))
+    try:
+        with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
+                          continuation=turn.continuation) as traced:
+            result = await _run_admitted(agent, turn)
+            traced.finished(result.status, result.error, result.usage)
+            return result
+    finally:
+        queue.active_turn = None
+        agent.cancellations.forget(turn.request_id)
 
 
 async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
@@ -183,7 +190,7 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
                 result = await run_loop(
                     model, request, tools, emit=emit, hooks=_hooks(agent, session, request), max_steps=max_steps,
                     message_id=None if turn.continuation else reply.id, send_reasoning=send_reasoning,
-                    tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id,
+                    tool_context=ToolContext(tool_call_id="", tool_name="", request_id=request_id, trigger=turn.trigger,
                                              message_id=message_id, messages=tuple(session.history()), agent=agent,
                                              reply_attachments=attachments,
                                              signal=agent.cancellations.signal(request_id)),
@@ -224,13 +231,16 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         status, error = "aborted", None
     elif error is not None:
         error = await _error_text(agent, error, request_id, stage="stream", persisted=True,
-                                  classification=classification)
+                                  classification=classification, trigger=turn.trigger)
         await fanout.publish(TurnFailed(request_id, error, turn.continuation, user_ids))
     if base is not None:  # a recovered answer: text that continues a cut-off text joins it
         reply = joined(reply)
     if meter.turn.steps and reply.parts:  # also when no finish chunk carried it (an error, a cancel)
         reply.metadata = {**(reply.metadata if isinstance(reply.metadata, dict) else {}),
                           "usage": await meter.final()}
+    active = agent.turn_queue.active_turn
+    if active is not None and active.message_metadata and reply.parts:  # `Think.message_metadata`
+        reply.metadata = {**(reply.metadata if isinstance(reply.metadata, dict) else {}), **active.message_metadata}
     stored = None if cleared else await _persist_reply(agent, turn, reply, session)
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
@@ -288,7 +298,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
         raise ValueError("No messages to send to the model: save a user message first.")
     turn_ctx = TurnContext(system=system, messages=tuple(model_messages), tools=tools, model=model,
                            continuation=turn.continuation, body=turn.body, request_id=turn.request_id,
-                           session_id=turn.session_id)
+                           session_id=turn.session_id, trigger=turn.trigger,
+                           signal=agent.cancellations.signal(turn.request_id))
     config = turn_config(await agent.before_turn(turn_ctx))
     config = await agent._extension_hooks(agent).before_turn(turn_ctx, config)  # after the agent's own
     max_steps, send_reasoning = agent.max_steps, agent.send_reasoning
@@ -310,7 +321,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
             send_reasoning = config.send_reasoning
     await decide_turn_grant(agent, TurnContext(  # the permissions of this turn's actions (think.actions)
         system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
-        body=turn.body, request_id=turn.request_id, session_id=turn.session_id))
+        body=turn.body, request_id=turn.request_id, session_id=turn.session_id, trigger=turn.trigger,
+        signal=agent.cancellations.signal(turn.request_id)))
     model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled
     extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
     system = extras.apply(tools, system)
@@ -336,11 +348,12 @@ async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message, sessio
 
 
 async def _error_text(agent: Think, error: str | BaseException, request_id: str, *, stage: ChatErrorStage,
-                      persisted: bool, classification: str | None = None) -> str:
+                      persisted: bool, classification: str | None = None, trigger: str = "") -> str:
     exc = error if isinstance(error, BaseException) else RuntimeError(error)
     try:
         replaced: Any = await agent.on_chat_error(exc, ChatErrorContext(
-            request_id=request_id, stage=stage, messages_persisted=persisted, classification=classification))
+            request_id=request_id, stage=stage, messages_persisted=persisted, classification=classification,
+            trigger=trigger, signal=agent.cancellations.signal(request_id)))
     except Exception:
         log.exception("on_chat_error raised; the original error is reported")
         replaced = exc
@@ -350,7 +363,7 @@ async def _error_text(agent: Think, error: str | BaseException, request_id: str,
 async def _fail_before_stream(agent: Think, turn: TurnRequest, exc: Exception, *, stage: ChatErrorStage,
                               persisted: bool, fanout: Fanout) -> TurnResult:
     log.warning("turn %s failed before streaming (%s): %s", turn.request_id, stage, exc)
-    text = await _error_text(agent, exc, turn.request_id, stage=stage, persisted=persisted)
+    text = await _error_text(agent, exc, turn.request_id, stage=stage, persisted=persisted, trigger=turn.trigger)
     await fanout.publish(TurnFinished(turn.request_id, "error", None, text, turn.continuation))
     return TurnResult(request_id=turn.request_id, status="error", error=text, continuation=turn.continuation)
 

@@ -94,7 +94,7 @@ class Steering:
             while host.inbox or (last.steered and host.session_id == turn.session_id):
                 if not host.inbox:  # every turn that stopped it was withdrawn: finish the answer
                     last = await run(TurnRequest(request_id=new_request_id(), continuation=True,
-                                                 session_id=host.session_id))
+                                                 session_id=host.session_id, trigger=turn.trigger))
                     continue  # no await between the last check and closing: a late offer queues
                 batch, host.inbox = host.inbox, []
                 current = [s for s in batch if s.generation == generation()]

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 
 TurnStatus = Literal["completed", "error", "aborted", "skipped"]
 WhenBusy = Literal["queue", "steer"]
+TurnTrigger = Literal["ws-chat", "programmatic", "submission", "auto-continuation", "recovery-continue",
+                      "recovery-retry"]
+"""What started a turn (the original's `TurnTrigger`). Ours has no `rpc`, `agent-tool` or
+`scheduled` of its own: RPC methods and parent agents use the programmatic APIs, and scheduled
+tasks are submissions."""
 MessagesFn = Callable[[list[Message]], Sequence[Message] | None]
 """Returns the turn's new messages at the head of the queue; None withdraws the turn (`skipped`)."""
 
@@ -46,9 +51,25 @@ class TurnRequest:
     admit: Callable[[], Awaitable[bool]] | None = None
     """Asked at the front of the queue, once the turn's messages are saved: False skips the model
     call (a newer message superseded this one; see `think.turns.concurrency`)."""
+    trigger: TurnTrigger = "programmatic"
+    """What started the turn; every hook context carries it."""
     when_busy: WhenBusy = "queue"
     """While a turn of the same session runs: wait for it (`"queue"`) or join it at its next step
     boundary (`"steer"`, see `think.turns.steer`)."""
+
+
+@dataclass(kw_only=True)
+class ActiveTurn:
+    """The turn running now (`Think.active_turn`)."""
+
+    request_id: str
+    session_id: str
+    trigger: TurnTrigger
+    continuation: bool
+    signal: Any
+    """The turn's cancel signal (an `anyio.Event`, set when the turn is stopped)."""
+    message_metadata: JSONObject = field(default_factory=dict)
+    """Server metadata for the reply (`Think.message_metadata`), merged in when it is persisted."""
 
 
 @dataclass(frozen=True, kw_only=True)
