@@ -17,12 +17,14 @@ keeps running when the response is closed; `…/stream` picks it up from the dur
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
+import anyio
 import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -30,6 +32,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from think.agent import Think
+from think.messages import Message
 from think.protocol.codec import InvalidFrame, UnknownFrame, encode_message_list, parse_frame
 from think.protocol.frames import ChatRequest, StreamResumeAck, StreamResumeRequest
 from think.runtime.base import AgentElsewhere
@@ -48,7 +51,9 @@ Release = Callable[[], Awaitable[None]]
 
 
 class _EventStream(StreamingResponse):
-    """The SSE response; `release` runs when it ends, however it ends (the client may go)."""
+    """The SSE response; `release` runs when it ends, however it ends. A client that goes away is
+    noticed at once (not at the next write: a turn may stream nothing for a long while), so its
+    place on the channel is given up then."""
 
     def __init__(self, stream: ChatStream, first: list[Frame], release: Release) -> None:
         super().__init__(stream.events(first), headers=HEADERS)
@@ -56,9 +61,19 @@ class _EventStream(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            async with anyio.create_task_group() as tasks:
+
+                async def stream() -> None:
+                    with contextlib.suppress(OSError):  # the client went away mid-write
+                        await self.stream_response(send)
+                    tasks.cancel_scope.cancel()
+
+                tasks.start_soon(stream)
+                await self.listen_for_disconnect(receive)
+                tasks.cancel_scope.cancel()
         finally:
-            await self._release()
+            with anyio.CancelScope(shield=True):
+                await self._release()
 
 
 def _error(status: int, message: str) -> Response:
@@ -117,9 +132,9 @@ class _Endpoints:
         try:
             assert host.chat is not None
             answers = answers_in(host, messages, frame)
-            if answers:  # the reply is the continuation the answers ask for
+            if answers.frames:  # the reply is the continuation the answers ask for
                 try:
-                    continuation = await apply_answers(host, stream, answers)
+                    continuation = await apply_answers(host, stream, answers.frames)
                 except AnswerRefused as exc:
                     await release()
                     return _error(409, str(exc))
@@ -127,6 +142,9 @@ class _Endpoints:
                     return await self._follow(host, stream, release)
                 stream.request_id = continuation
                 return _EventStream(stream, stream.take(), release)
+            if answers.repeated:  # sent again (a retry): the stream it started, if it still runs
+                return await self._follow(host, stream, release, idle=_error(
+                    409, "Those tool calls are answered already; nothing runs for them now"))
             stream.request_id = frame.id
             await host.chat.receive(stream, frame)
             first = stream.take()
@@ -147,8 +165,10 @@ class _Endpoints:
             return opened
         return await self._follow(*opened)
 
-    async def _follow(self, host: AgentHost, stream: ChatStream, release: Release) -> Response:
-        """The resume handshake as a tab does it: the active stream replayed, then live; 204 if none."""
+    async def _follow(self, host: AgentHost, stream: ChatStream, release: Release,
+                      idle: Response | None = None) -> Response:
+        """The resume handshake as a tab does it: the active stream replayed, then live; `idle`
+        (204) when none runs."""
         try:
             assert host.chat is not None
             await host.chat.receive(stream, StreamResumeRequest(None))
@@ -156,10 +176,11 @@ class _Endpoints:
                 frame = await stream.next()
                 if frame.type == "cf_agent_stream_resume_none":
                     await release()
-                    return Response(status_code=204)
+                    return idle or Response(status_code=204)
                 if frame.type == "cf_agent_stream_resuming":
                     request_id = str(frame.data["id"])
                     stream.request_id = request_id
+                    stream.rebase = _continued(host, request_id)
                     await host.chat.receive(stream, StreamResumeAck(request_id))
                     return _EventStream(stream, stream.take(), release)
                 # cf_agent_stream_pending: a turn was accepted and has not streamed yet; wait for it
@@ -199,6 +220,18 @@ async def _read_request(request: Request) -> tuple[ChatRequest, list[Any]] | Res
         return _error(400, str(exc))
     assert isinstance(frame, ChatRequest)
     return frame, messages
+
+
+def _continued(host: AgentHost, request_id: str) -> Message | None:
+    """The stored message a live continuation `request_id` adds to (None for any other stream:
+    a first turn's replay starts its own message, a recovery's replay starts with the message)."""
+    agent = host.agent
+    assert isinstance(agent, Think)
+    live = agent.streams.live
+    if live is None or live.request_id != request_id or not live.continuation or live.extends:
+        return None
+    history = agent.session.history()
+    return history[-1] if history and history[-1].role == "assistant" else None
 
 
 def _refusal(frames: list[Frame]) -> str | None:

@@ -3,7 +3,7 @@
 `useChat` answers a client tool or an approval by changing the tool part in its copy of the last
 assistant message and sending the whole transcript again (`trigger: "submit-message"`, the
 `messageId` of that message). Here each part whose client copy answers a call the server still
-holds open becomes the frame a WebSocket tab sends for the same click (`cf_agent_tool_result`,
+has not settled becomes the frame a WebSocket tab sends for the same click (`cf_agent_tool_result`,
 `cf_agent_tool_approval`, with `autoContinue`), and goes through the same channel: the trust
 checks (`think.turns.trust`: only a call a client may answer, only once), the same storage, the
 same continuation turn. Nothing else in the client's copy is taken. The reply to the request is
@@ -13,12 +13,13 @@ that continuation's stream.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from think.agent import Think
-from think.messages import ToolPart
+from think.messages import SETTLED_TOOL_STATES, ToolPart
 from think.protocol.codec import InvalidFrame, UnknownFrame, parse_frame
 from think.protocol.frames import ChatRequest, ToolApproval, ToolResult
 from think.server.agents import AgentHost
@@ -26,26 +27,35 @@ from think.turns.tool_results import ANY_TOOL_STATE, find_part
 from think.ui_protocols.ai_sdk.stream import ChatStream
 
 _RESULTS = frozenset({"output-available", "output-error"})
-_OPEN_FOR_RESULT = frozenset({"input-available", "approval-responded"})
-_OPEN_FOR_APPROVAL = frozenset({"approval-requested"})
+_APPROVALS = frozenset({"approval-responded", "output-denied"})
 
 
 class AnswerRefused(Exception):
     """Every answer in the request was refused (the message says why)."""
 
 
-def answers_in(host: AgentHost, messages: Sequence[Any], request: ChatRequest) -> list[dict[str, Any]]:
-    """The answer frames (as wire dicts) the last message of `messages` carries, for calls the
-    server holds open; empty when it carries none (an ordinary request)."""
+@dataclass
+class Answers:
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    """The answers to apply, as wire frames."""
+    repeated: bool = False
+    """The last message also answers calls the server has settled (a resent request)."""
+
+
+def answers_in(host: AgentHost, messages: Sequence[Any], request: ChatRequest) -> Answers:
+    """The answer frames (as wire dicts) the last message of `messages` carries for calls the
+    server has not settled; empty when it carries none (an ordinary request). Whether a client
+    may give each answer is the channel's (the trust module's) decision, not this one's."""
+    out = Answers()
     if request.is_regeneration or not messages:
-        return []
+        return out
     last = messages[-1]
     if not isinstance(last, dict) or last.get("role") != "assistant" or not isinstance(last.get("parts"), list):
-        return []
+        return out
     agent = host.agent
     assert isinstance(agent, Think)
     history = agent.session.history()
-    frames: list[dict[str, Any]] = []
+    frames = out.frames
     for part in last["parts"]:
         if not isinstance(part, dict) or not isinstance(call_id := part.get("toolCallId"), str):
             continue
@@ -53,9 +63,11 @@ def answers_in(host: AgentHost, messages: Sequence[Any], request: ChatRequest) -
         if found is None:
             continue
         server_part = found[0].parts[found[1]]
-        server_state = server_part.state if isinstance(server_part, ToolPart) else None
         state = part.get("state")
-        if state in _RESULTS and server_state in _OPEN_FOR_RESULT:
+        if not isinstance(server_part, ToolPart) or server_part.state in SETTLED_TOOL_STATES:
+            out.repeated = out.repeated or state in _RESULTS | _APPROVALS
+            continue  # answered already: the server's copy stands
+        if state in _RESULTS:
             frame: dict[str, Any] = {"type": "cf_agent_tool_result", "toolCallId": call_id,
                                      "toolName": _tool_name(part), "output": part.get("output"),
                                      "state": state, "autoContinue": True}
@@ -65,13 +77,13 @@ def answers_in(host: AgentHost, messages: Sequence[Any], request: ChatRequest) -
                 frame["clientTools"] = [{"name": t.name, "description": t.description, "parameters": t.parameters}
                                         for t in request.client_tools]
             frames.append(frame)
-        elif state in ("approval-responded", "output-denied") and server_state in _OPEN_FOR_APPROVAL:
+        elif state in _APPROVALS:
             approval = part.get("approval")
             approved = approval.get("approved") if isinstance(approval, dict) else None
             if isinstance(approved, bool):
                 frames.append({"type": "cf_agent_tool_approval", "toolCallId": call_id, "approved": approved,
                                "autoContinue": True})
-    return frames
+    return out
 
 
 async def apply_answers(host: AgentHost, stream: ChatStream, frames: list[dict[str, Any]]) -> str | None:
@@ -95,7 +107,15 @@ async def apply_answers(host: AgentHost, stream: ChatStream, frames: list[dict[s
     if len(refusals) == len(frames):
         raise AnswerRefused("; ".join(refusals) or "The tool answers were refused")
     pending = agent.continuations.pending
-    return pending.request_id if pending is not None else None
+    if pending is None:
+        return None
+    if pending.owner == stream.id:
+        # A tab that asked for a continuation streams it itself, so the resume handshake keeps it
+        # from other tabs while that tab is open. An HTTP response is no tab: a reloaded page
+        # must be able to resume the continuation at once, whether or not this response has
+        # been seen to close yet.
+        pending.owner = None
+    return pending.request_id
 
 
 def _tool_name(part: dict[str, Any]) -> str:

@@ -10,6 +10,11 @@ Of the frames the channel sends, a `ChatStream` keeps those about the stream it 
 request id) and the resume handshake's answers; each chunk body is already a UI message chunk
 (`data: <body>`). A chunk whose `seq` was sent before is dropped (no duplicate after a replay),
 an error becomes an `error` chunk, and the end of the stream is `data: [DONE]`.
+
+A resumed client rebuilds the reply from the replay's first `start` (the `ai` package resets the
+message there). A continuation's stream only adds to the stored message it continues, so when
+the stream followed is one (`rebase`), its `start` is replaced by that message's own chunks
+(`think.stream.rebuild`): the client ends with the whole message, once.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from typing import Any
 import anyio
 import orjson
 
+from think.messages import Message
 from think.server.connection import Connection, new_connection_id
+from think.stream.rebuild import message_chunks
 
 MAX_BUFFERED = 10_000
 """Frames waiting for one slow HTTP client before its response is ended."""
@@ -70,6 +77,8 @@ class ChatStream(Connection):
         self._ready = anyio.Event()
         self._ended = False
         self._last_seq = -1
+        self.rebase: Message | None = None
+        """The stored message the followed stream continues (its `start` becomes that message)."""
 
     def send(self, text: str) -> None:
         """Called by the channel (never blocks): keep what this response needs."""
@@ -124,12 +133,24 @@ class ChatStream(Connection):
             text = body if isinstance(body, str) and body else "The turn failed"
             out = sse({"type": "error", "errorText": text})
         elif isinstance(body, str) and body and fresh:
-            out = b"data: " + body.encode() + b"\n\n"
+            out = self._rebased(body) or b"data: " + body.encode() + b"\n\n"
         if data.get("done"):
             if data.get("replay") and data.get("outcome") == "aborted":
                 out += sse({"type": "abort", "reason": "The server stopped while this reply streamed"})
             return out + DONE, True
         return out, False
+
+    def _rebased(self, body: str) -> bytes | None:
+        if self.rebase is None or '"start"' not in body:
+            return None
+        try:
+            chunk = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(chunk, dict) or chunk.get("type") != "start":
+            return None
+        base, self.rebase = self.rebase, None
+        return b"".join(sse(c) for c in message_chunks(base))
 
     async def events(self, first: list[Frame] | None = None) -> AsyncIterator[bytes]:
         """The SSE body: `first` (frames already taken), then the live frames, to `[DONE]`."""

@@ -1,0 +1,25 @@
+"""The agent the AI SDK scenarios talk to: `NodeChat` (tests/node/agents.py), plus a continuation
+that waits: `where, gated` calls the client tool `get_city`, and the continuation after its
+answer streams `w01 w02 w03 `, waits for the `open_gate` RPC, then `w04 w05`."""
+
+from __future__ import annotations
+
+from tests.gated import GatedModel
+from tests.node.agents import NodeChat
+from think.messages import ToolPart
+from think.testing import ScriptedModel
+
+
+class AiSdkChat(NodeChat):
+    """Served at `/agents/ai-sdk-chat/<name>`."""
+
+    def get_model(self) -> ScriptedModel | GatedModel:
+        history = self.session.history()
+        users = [m for m in history if m.role == "user"]
+        last = history[-1] if history else None
+        answered = last is not None and last.role == "assistant" and any(
+            isinstance(p, ToolPart) and p.tool_call_id == "call_where" and p.state == "output-available"
+            for p in last.parts)
+        if answered and users and "gated" in users[-1].text:
+            return GatedModel(self.gate)
+        return super().get_model()
