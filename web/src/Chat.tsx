@@ -20,6 +20,7 @@ import {
   type ReactNode,
 } from "react";
 import { FilesPanel } from "./Files";
+import { Extensions } from "./Extensions";
 import { type McpState, McpServers } from "./Mcp";
 import { BranchPager, CopyButton, EditBox, messageText, useMessageDetails, writtenAt } from "./MessageTools";
 import { sumUsage, usageDetail, usageLabel } from "./usage";
@@ -367,6 +368,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
           </span>
         </span>
         <McpServers mcp={mcp} />
+        <Extensions agent={agent} open={connection === "open"} busy={busy} />
         <button
           type="button"
           className={`btn btn-ghost btn-small files-toggle${filesOpen ? " is-on" : ""}`}
