@@ -53,7 +53,7 @@ class Assistant(Think):
         return list(type(self).static)
 
 
-async def call_tool(agent: Think, name: str, **arguments: Any) -> ToolResult:
+async def call_tool(agent: Think, tool_name: str, /, **arguments: Any) -> ToolResult:
     """Call a loaded extension's tool outside a turn, as the loop would (input checked first)."""
-    tool = agent.extensions.get_tools()[name]
-    return await run_tool(tool, tool.check_input(arguments), ToolContext(tool_call_id="t", tool_name=name))
+    tool = agent.extensions.get_tools()[tool_name]
+    return await run_tool(tool, tool.check_input(arguments), ToolContext(tool_call_id="t", tool_name=tool_name))

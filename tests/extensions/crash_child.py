@@ -11,7 +11,6 @@ import asyncio
 import os
 import signal
 import sys
-from typing import Any
 
 from tests.extensions.agents import NOTES, Assistant
 from think import open_agent
@@ -22,9 +21,9 @@ from think.testing.models import ScriptedModel, call
 def arm(mode: str) -> None:
     original = ExtensionStore.save
 
-    def save(self: ExtensionStore, *args: Any) -> None:
+    def save(self: ExtensionStore, name: str, manifest: dict[str, object], source: str) -> None:
         if mode == "after":
-            original(self, *args)
+            original(self, name, manifest, source)
         os.kill(os.getpid(), signal.SIGKILL)
 
     ExtensionStore.save = save  # type: ignore[method-assign]

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from think.errors import ConfigurationError
-from think.net import UrlPolicy, blocked_address, blocked_host
+from think.net import Allowlist, UrlPolicy, blocked_address, blocked_host
 
 ANY = UrlPolicy()
 
@@ -140,3 +140,25 @@ def test_plain_dot_segments_are_resolved_before_matching() -> None:
     assert policy.check("https://api.example.com/v1/a/../b")
     assert policy.check("https://api.example.com/v1/../admin").rule == "allowlist"
     assert policy.check("https://api.example.com/v1/file..name/x.y")
+
+
+def test_host_patterns_match_the_host_and_an_optional_port() -> None:
+    policy = UrlPolicy(Allowlist.of_hosts(["a.example", "*.b.example", "c.example:8443"]))
+    for url in ["http://a.example/", "https://A.Example./x?q=1", "http://a.example:9000/any/path",
+                "https://x.b.example/", "https://y.x.b.example/", "https://c.example:8443/"]:
+        assert policy.check(url), url
+    for url in ["https://b.example/", "https://a.example.evil/", "https://evila.example/", "https://c.example/",
+                "https://c.example:8444/", "https://x.b.example.evil/"]:
+        assert policy.check(url).rule == "allowlist", url
+    # The other rules still apply to a granted host pattern.
+    assert UrlPolicy(Allowlist.of_hosts(["localhost"])).check("http://localhost/").rule == "host"
+    assert UrlPolicy(Allowlist.of_hosts(["127.0.0.1"])).check("http://127.0.0.1/").rule == "host"
+    assert policy.check("ftp://a.example/").rule == "scheme"
+    assert policy.check("https://u:p@a.example/").rule == "credentials"
+
+
+@pytest.mark.parametrize("pattern", ["https://a.example", "a.example/x", "*", "*.", "a*.example", "a.*.example",
+                                     "a.example:", "a.example:http", "", "-a.example", "a..example"])
+def test_what_is_not_a_host_pattern(pattern: str) -> None:
+    with pytest.raises(ValueError, match="is not a host pattern"):
+        Allowlist.of_hosts([pattern])

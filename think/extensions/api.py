@@ -49,9 +49,30 @@ class ExtensionAPI:
         return self._extension_manager
 
     async def _extension_message(self, text: str) -> None:
+        """`host.send_message`: a user message after everything there is; sent from inside a turn
+        (a tool, a hook), it waits for that turn's reply to be stored and follows it."""
         from think.messages import Message
+        from think.turns.api import in_turn
 
-        await self.add_messages([Message.user(text)])  # type: ignore[attr-defined]
+        agent: Any = self
+        message = Message.user(text)
+        if not in_turn(self):
+            await agent.add_messages([message])
+            return
+        held: list[Message] = self.__dict__.setdefault("_extension_messages", [])
+        held.append(message)
+        if "_extension_flush" not in self.__dict__:
+            self.__dict__["_extension_flush"] = agent.fanout.subscribe(self._flush_extension_messages)
+
+    async def _flush_extension_messages(self, event: Any) -> None:
+        from think.stream.fanout import TurnFinished
+
+        held = self.__dict__.get("_extension_messages")
+        if not isinstance(event, TurnFinished) or not held:
+            return
+        self.__dict__["_extension_messages"] = []
+        agent: Any = self
+        await agent.add_messages(held)
 
     async def _start_extensions(self) -> None:
         """At start: the static extensions, then the stored ones (nothing is built for an agent
