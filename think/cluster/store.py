@@ -4,7 +4,7 @@ What lives in Postgres (created by `migrate_schema`, also `think db migrate`):
 
     think_nodes      the serving processes: id, the URL other processes reach it at
     think_agents     one row per agent: its SQLite image, the node that has it open (if any)
-    think_agent_wal  the WAL frames committed since that image, in commit order
+    think_agent_wal  the WAL frames committed since that image, in commit order (both zlib-compressed)
     think_alarms     when each agent next needs to wake (the embedded runtime's alarm index)
 
 Ownership is a session-level advisory lock per agent (a 64-bit hash of its key) taken on this
@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -46,6 +47,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     """),
 )
 _MIGRATION_LOCK = 0x7468696E6B  # "think": one migrator at a time
+
+
+def _pack(data: bytes) -> bytes:
+    """Images and WAL frames are stored zlib-compressed: SQLite pages are mostly free space."""
+    return zlib.compress(data, 1)
 
 
 def lock_key(text: str) -> int:
@@ -83,6 +89,9 @@ class ClusterStore:
         self.node_id = node_id
         self.node_url = node_url
         self._conn = connect(url)
+        # As SQLite's synchronous=NORMAL in the embedded runtime: a crash of the *database server*
+        # may lose the last commits (never consistency); a crash of this process loses nothing.
+        self._conn.execute("SET synchronous_commit = off")
         self._lock = threading.Lock()
         self.healthy = True
         """False once the session broke: this process holds no agent any more."""
@@ -163,13 +172,13 @@ class ClusterStore:
                 return None
             frames = conn.execute("SELECT frames FROM think_agent_wal WHERE agent_key = %s ORDER BY id",
                                   (key,)).fetchall()
-        return bytes(row[0]), b"".join(bytes(f[0]) for f in frames)
+        return zlib.decompress(row[0]), b"".join(zlib.decompress(f[0]) for f in frames)
 
     def create(self, key: str, agent_class: str, name: str, class_path: str, image: bytes) -> None:
         """Record a new agent, open here. Call with its lock held."""
         self._run("INSERT INTO think_agents (agent_key, agent_class, name, class_path, lock_key, node_id, image, "
                   "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                  key, agent_class, name, class_path, lock_key(key), self.node_id, image, time.time())
+                  key, agent_class, name, class_path, lock_key(key), self.node_id, _pack(image), time.time())
 
     def forget(self, key: str) -> None:
         """Drop a new agent whose start failed (as if it had never been created)."""
@@ -178,13 +187,13 @@ class ClusterStore:
             conn.execute("DELETE FROM think_agents WHERE agent_key = %s", (key,))
 
     def append_wal(self, key: str, frames: bytes) -> None:
-        self._run("INSERT INTO think_agent_wal (agent_key, frames) VALUES (%s, %s)", key, frames)
+        self._run("INSERT INTO think_agent_wal (agent_key, frames) VALUES (%s, %s)", key, _pack(frames))
 
     def checkpoint(self, key: str, image: bytes) -> None:
         """Replace the agent's image and WAL by a new image, and mark it closed, atomically."""
         with self._session() as conn, conn.transaction():
             conn.execute("UPDATE think_agents SET image = %s, generation = generation + 1, node_id = NULL, "
-                         "updated_at = %s WHERE agent_key = %s", (image, time.time(), key))
+                         "updated_at = %s WHERE agent_key = %s", (_pack(image), time.time(), key))
             conn.execute("DELETE FROM think_agent_wal WHERE agent_key = %s", (key,))
 
     def orphans(self, limit: int = 100) -> list[tuple[str, str, str | None]]:
