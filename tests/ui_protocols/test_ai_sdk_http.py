@@ -16,16 +16,21 @@ from websockets.asyncio.client import connect as ws_connect
 
 from tests.chat.live_server import LiveServer, serve_in_thread
 from tests.ui_protocols.ai_sdk_agents import AiSdkChat
-from think.runtime import EmbeddedRuntime
+from think.runtime import Agent, EmbeddedRuntime
 from think.server import create_app
 from think.ui_protocols.ai_sdk import MAX_BODY_BYTES
 
 AGENT = AiSdkChat.kebab_name()
 
 
+class Counter(Agent):
+    """Not a chat agent."""
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
-    app = create_app([AiSdkChat], runtime=EmbeddedRuntime(tmp_path), protocols=["cf_agent", "ai-sdk"], cors=True)
+    app = create_app([AiSdkChat, Counter], runtime=EmbeddedRuntime(tmp_path), protocols=["cf_agent", "ai-sdk"],
+                     cors=True)
     with serve_in_thread(app) as live:
         yield live
 
@@ -66,6 +71,23 @@ async def test_a_bad_body_is_a_4xx_that_says_why_and_saves_nothing(
     assert response.status_code == status, response.text
     assert says in response.json()["error"], response.json()
     assert transcript.json() == []
+
+
+async def test_a_turn_that_fails_streams_an_error_chunk_and_done(server: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as http:
+        response = await _chat(http, "boom", {"messages": [_user("boom now")]})
+    events = _events(response.text)
+    assert response.status_code == 200
+    assert events[-1] == {"type": "error", "errorText": "mock model exploded"}, events
+    assert "".join(e.get("delta", "") for e in events) == "About to fail. "
+
+
+async def test_an_agent_without_chat_is_a_404(server: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as http:
+        sent = await http.post("/agents/counter/c/chat", json={"messages": [_user("hi")]})
+        resumed = await http.get("/agents/counter/c/chat/x/stream")
+    assert sent.status_code == resumed.status_code == 404
+    assert sent.json() == {"error": "Counter is not a chat agent"}
 
 
 async def test_a_body_over_the_limit_is_a_413(server: LiveServer) -> None:
