@@ -207,3 +207,24 @@ async def test_a_continuation_asked_for_over_http_can_be_resumed_while_its_respo
     assert events[0] == {"type": "start", "messageId": transcript[-1]["id"]}
     assert {"type": "tool-output-available", "toolCallId": "call_where", "output": {"city": "Lima"}} in events
     assert "".join(e["delta"] for e in events if e["type"] == "text-delta") == "w01 w02 w03 w04 w05"
+
+
+async def test_a_websocket_tab_sees_an_ai_sdk_request_stream_live(server: LiveServer) -> None:
+    """One agent, two protocols: a tab on the WebSocket gets the reply to an AI SDK request as
+    it streams (the same chunks, under the request's own id), then the saved transcript."""
+    async with ws_connect(server.agent_url(AGENT, "both-ways")) as socket, \
+            httpx.AsyncClient(base_url=server.base_url, timeout=10) as http:
+        sent = await _chat(http, "both-ways", {"messages": [_user("hello over http")]})
+        chunks: list[dict[str, Any]] = []
+        with anyio.fail_after(10):
+            while True:
+                frame = json.loads(await socket.recv())
+                if frame["type"] != "cf_agent_use_chat_response":
+                    continue
+                if frame["body"]:
+                    chunks.append(json.loads(frame["body"]))
+                if frame["done"]:
+                    break
+    assert chunks == _events(sent.text)
+    text = "".join(c.get("delta", "") for c in chunks if c["type"] == "text-delta")
+    assert text == "Hello! You said: hello over http"

@@ -104,3 +104,31 @@ async def test_by_default_create_app_serves_only_cf_agent(tmp_path: Path) -> Non
         async with httpx.AsyncClient(base_url=server.base_url) as http:
             chat = await http.post("/agents/echo-chat/r1/chat", json={"messages": []})
     assert chat.headers.get("x-vercel-ai-ui-message-stream") is None  # reached on_request
+
+
+async def test_every_agent_route_of_every_protocol_asks_on_before_connect(tmp_path: Path) -> None:
+    """Each route a mounted protocol adds under an agent's address is refused by the hook before
+    it does anything, whatever the method (item 4: one auth decision for every protocol)."""
+    asked: list[str] = []
+
+    def refuse(conn: HTTPConnection, class_name: str, name: str) -> Response:
+        asked.append(conn.url.path)
+        return PlainTextResponse("refused by the hook", status_code=401)
+
+    names = [n for n in available_protocols() if n != "cf_agent"]
+    app = create_app([EchoChat], runtime=EmbeddedRuntime(tmp_path), on_before_connect=refuse,
+                     protocols=["cf_agent", *names])
+    paths = [route.path for route in app.routes if isinstance(route, Route)
+             and "{agent}" in route.path and "{name}" in route.path and "{rest:path}" not in route.path]
+    assert any(p.endswith("/chat") for p in paths)
+    with serve_in_thread(app) as server:
+        async with httpx.AsyncClient(base_url=server.base_url) as http:
+            for path in paths:
+                url = path.replace("{agent}", "echo-chat").replace("{name}", "r1")
+                url = url.replace("{chat_id}", "c1")
+                for method in ("GET", "POST"):
+                    response = await http.request(method, url, json={"messages": []})
+                    if response.status_code == 405:
+                        continue
+                    assert (response.status_code, response.text) == (401, "refused by the hook"), (method, url)
+                    assert asked[-1] == url
