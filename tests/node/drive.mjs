@@ -18,9 +18,10 @@ process.env.NODE_ENV ??= "production"; // the tabs' React build; workers copy th
 const WAIT_MS = plan.waitMs ?? 10_000;
 
 class Tab {
-  constructor(label, room) {
+  constructor(label, room, host = plan.host) {
     this.label = label;
     this.room = room;
+    this.host = host;
     this.nextId = 0;
     this.pending = new Map();
     this.worker = new Worker(new URL("./tab.mjs", import.meta.url), { workerData: { label } });
@@ -58,7 +59,7 @@ class Tab {
   }
 
   mount() {
-    return this.request("mount", { host: plan.host, agent: plan.agent, name: this.room });
+    return this.request("mount", { host: this.host, agent: plan.agent, name: this.room });
   }
 
   waitFor(source, timeoutMs = WAIT_MS) {
@@ -502,6 +503,27 @@ const controlled = {
   },
 };
 
+// A cluster (`think serve --database`, `plan.hosts`: three processes): tab A opens the agent on the
+// first process, tab B on the second follows A's turn live (forwarded); the test SIGKILLs the first
+// process mid-answer; B reconnects to its own process, which takes the agent over and finishes
+// the turn; tab C on the third process then loads the same transcript.
+controlled.cluster = async ({ open, room, control }) => {
+  const [hostA, hostB, hostC] = plan.hosts;
+  const a = await open("A", room, hostA);
+  const b = await open("B", room, hostB);
+  await a.send("count 40");
+  await b.waitFor(`(s) => { const m = s.messages.at(-1); return m && m.role === "assistant" &&
+    m.parts.some((p) => p.type === "text" && p.text.includes("w13")); }`);
+  const beforeKill = await b.state();
+  await control("kill-owner");
+  await b.waitFor(`(s) => s.sockets.length >= 2 && s.status === "ready" && !s.isServerStreaming &&
+    s.messages.at(-1)?.parts.some((p) => p.type === "text" && p.text.includes("w40"))`, 40_000);
+  const live = await b.close();
+  await a.kill();
+  const c = await open("C", room, hostC);
+  return { B: live, before_kill: beforeKill, C: await c.close() };
+};
+
 let stdinLines = null; // read only by scenarios that use control()
 const readLines = () => {
   let buffer = "";
@@ -530,8 +552,8 @@ async function control(what) {
 async function runScenario(name) {
   const room = `${name.replaceAll("_", "-")}-${plan.run ?? "x"}`;
   const tabs = [];
-  const open = async (label, inRoom = room) => {
-    const tab = new Tab(label, inRoom);
+  const open = async (label, inRoom = room, host = plan.host) => {
+    const tab = new Tab(label, inRoom, host);
     tabs.push(tab);
     await tab.mount();
     await tab.waitReady();
