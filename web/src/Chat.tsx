@@ -23,6 +23,7 @@ import { FilesPanel } from "./Files";
 import { Extensions } from "./Extensions";
 import { type McpState, McpServers } from "./Mcp";
 import { BranchPager, CopyButton, EditBox, messageText, useMessageDetails, writtenAt } from "./MessageTools";
+import { PendingApprovals } from "./Approvals";
 import { sumUsage, usageDetail, usageLabel } from "./usage";
 import { Alert, ArrowUp, Close, Folder, Mark, Refresh, StopSquare, Trash } from "./icons";
 import {
@@ -369,6 +370,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
         </span>
         <McpServers mcp={mcp} />
         <Extensions agent={agent} open={connection === "open"} busy={busy} />
+        <PendingApprovals agent={agent} connected={connection === "open"} />
         <button
           type="button"
           className={`btn btn-ghost btn-small files-toggle${filesOpen ? " is-on" : ""}`}

@@ -26,19 +26,27 @@ export type ToolActions = {
   resolveExecution: (executionId: string, approved: boolean) => Promise<string | null>;
 };
 
-/** A code execution paused at a call that needs approval: `{status: "paused", execution_id, pending}`. */
-export type PausedExecution = { executionId: string; tool: string; input: unknown; description: string };
+/** Paused work waiting for approval: a code execution paused at a call (`{status: "paused",
+ * execution_id, pending}`) or a parked action (`{status: "paused", execution_id, descriptor}`). */
+export type PausedExecution = { executionId: string; tool: string; input: unknown; description: string; action: boolean };
 
 export function pausedExecution(part: ToolPart): PausedExecution | null {
   if (part.state !== "output-available" || part.preliminary) return null;
-  const output = part.output as { status?: unknown; execution_id?: unknown; pending?: unknown } | null;
+  const output = part.output as { status?: unknown; execution_id?: unknown; pending?: unknown; descriptor?: unknown } | null;
   if (!output || output.status !== "paused" || typeof output.execution_id !== "string") return null;
-  const pending = (output.pending ?? {}) as { tool?: unknown; input?: unknown; description?: unknown };
+  const descriptor = output.descriptor as { action?: unknown; input?: unknown; summary?: unknown } | undefined;
+  const pending = (output.pending ??
+    (descriptor ? { tool: descriptor.action, input: descriptor.input, description: descriptor.summary } : {})) as {
+    tool?: unknown;
+    input?: unknown;
+    description?: unknown;
+  };
   return {
     executionId: output.execution_id,
     tool: typeof pending.tool === "string" ? pending.tool : "a tool",
     input: pending.input,
     description: typeof pending.description === "string" ? pending.description : "",
+    action: output.pending === undefined && descriptor !== undefined,
   };
 }
 
@@ -254,7 +262,8 @@ export const ToolCall = memo(function ToolCall({
       {paused ? (
         <div className="tool-approval" role="group" aria-label={`Approve ${paused.tool}?`}>
           <p>
-            The code is paused: <strong>{paused.tool}</strong> needs your approval to run
+            {paused.action ? "Waiting for you: " : "The code is paused: "}
+            <strong>{paused.tool}</strong> needs your approval to run
             {paused.description ? ` (${paused.description})` : ""}.
           </p>
           {paused.input !== undefined ? <pre className="tool-value">{formatValue(paused.input)}</pre> : null}
