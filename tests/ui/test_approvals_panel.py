@@ -56,7 +56,8 @@ def test_a_parked_action_is_listed_and_approved_from_another_browser(browser: Br
         parked = browser.run(url, [
             {"action": "goto", "path": "/#/ui-shop/weekly"}, {"action": "waitFor", "selector": "#composer-input"},
             *_send("Send the weekly report"),
-            {"action": "waitText", "selector": ".msg-assistant .text-part", "text": "It will go out once you approve it."},
+            {"action": "waitText", "selector": ".msg-assistant .text-part",
+             "text": "It will go out once you approve it."},
             _turn_over(),
             {"action": "waitFor", "selector": INLINE},
             {"action": "text", "selector": f"{INLINE} p", "as": "inline"},
