@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Iterable
+from http.cookiejar import Cookie, CookieJar
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -116,15 +117,28 @@ class PolicyTransport:
         await self.aclose()
 
 
+class NoCookies(CookieJar):
+    """A cookie jar that keeps nothing: for a client shared by callers whose cookies are their own
+    (the browser's pages send theirs with each request)."""
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 def create_client(policy: UrlPolicy, *, headers: dict[str, str] | None = None,
                   timeout: httpx.Timeout | float | None = 10.0, auth: httpx.Auth | None = None,
                   follow_redirects: bool = False, verify: ssl.SSLContext | bool = True,
-                  http2: bool = False, check_allowlist: bool = True) -> httpx.AsyncClient:
+                  http2: bool = False, check_allowlist: bool = True, keep_cookies: bool = True) -> httpx.AsyncClient:
     """An `httpx.AsyncClient` that enforces `policy` (redirects it follows are re-checked by the
     transport, since each hop is a new request through it). `check_allowlist=False` leaves the
-    allowlist to the caller (who checks each hop itself); every other rule stays."""
+    allowlist to the caller (who checks each hop itself); every other rule stays.
+    `keep_cookies=False`: responses' cookies are never stored nor sent again."""
     transport: Any = PolicyTransport(policy, verify=verify, http2=http2, check_allowlist=check_allowlist)
-    return httpx.AsyncClient(transport=transport, headers=headers, timeout=timeout, auth=auth,
+    cookies = None if keep_cookies else NoCookies()
+    return httpx.AsyncClient(transport=transport, headers=headers, timeout=timeout, auth=auth, cookies=cookies,
                              follow_redirects=follow_redirects, trust_env=False)
 
 

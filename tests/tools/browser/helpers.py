@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import anyio
 
 from think.tools.browser import BrowserTools, create_browser_tools
 from think.tools.browser.process import Chromium
@@ -29,3 +32,10 @@ def attached(chromium: Chromium, **options: Any) -> BrowserTools:
         options.setdefault("allow_private_networks", LOCAL)
     options.setdefault("timeout", 15)
     return create_browser_tools(cdp_url=chromium.websocket_url, **options)
+
+
+async def eventually(predicate: Callable[[], object], *, within: float = 30) -> None:
+    """Wait until `predicate()` is true (the browser or another process makes it so)."""
+    with anyio.fail_after(within):
+        while not predicate():  # noqa: ASYNC110 - nothing to wait on but the condition itself
+            await anyio.sleep(0.02)

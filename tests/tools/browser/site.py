@@ -22,7 +22,8 @@ APP = """<!doctype html><html><head><title>Rendered</title></head><body>
 <img src="/image.png" alt="chart">
 <script>
 document.getElementById('app').innerHTML = '<h2>Rendered by script</h2><p>Berth <b>7</b> is free.</p>';
-fetch('/data.json').then(r => r.json()).then(d => { document.getElementById('tide').textContent = 'Station ' + d.station; });
+fetch('/data.json').then(r => r.json())
+  .then(d => { document.getElementById('tide').textContent = 'Station ' + d.station; });
 </script></body></html>"""
 TABLE = """<!doctype html><html><head><title>Boats</title></head><body>
 <table id="boats"><tr><th>Name</th><th>Length</th></tr>

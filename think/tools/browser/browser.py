@@ -90,6 +90,9 @@ class Browser:
                 return current
             if current is not None and current.loop is loop:
                 await current.guard.aclose()
+                if self.chromium is not None:  # our browser dropped the connection: it died or is dying
+                    self.chromium.kill()
+                    self.chromium = None
             self._link = None
             return await self._connect(loop)
 

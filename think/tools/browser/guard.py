@@ -62,7 +62,7 @@ class Guard:
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = self.policy.client(timeout=self.timeout, follow_redirects=False)
+            self._client = self.policy.client(timeout=self.timeout, follow_redirects=False, keep_cookies=False)
             del self._client.headers["accept"]
             del self._client.headers["user-agent"]
         return self._client

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,9 @@ FLAGS = (
     "about:blank",
 )
 _LISTENING = "DevTools listening on "
+PROFILE_PREFIX = "think-browser-"
+OWNER_FILE = "think-browser.pid"
+"""In a profile directory: the browser's pid, so a later launch can remove profiles left behind."""
 _live: set[Chromium] = set()
 
 
@@ -110,7 +114,36 @@ class Chromium:
                 os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
-        shutil.rmtree(self.profile, ignore_errors=True)
+        remove_profile(self.profile)
+
+
+def remove_profile(profile: str, *, within: float = 5.0) -> None:
+    """Remove a profile directory; a child of the killed browser (the network service) may still
+    write into it for a moment, so removal is retried until it stays gone or `within` passes."""
+    deadline = time.monotonic() + within
+    while True:
+        shutil.rmtree(profile, ignore_errors=True)
+        if not os.path.exists(profile) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+
+
+def remove_stale_profiles() -> None:
+    """Remove the profiles of browsers that are gone (their Python process was killed outright)."""
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        if not name.startswith(PROFILE_PREFIX):
+            continue
+        try:
+            pid = int(open(os.path.join(root, name, OWNER_FILE)).read().strip())  # noqa: SIM115
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        except PermissionError:
+            pass
 
 
 def _libc() -> Any:
@@ -128,6 +161,18 @@ def _end_with_parent() -> None:  # runs in the child between fork and exec: noth
         _LIBC.prctl(1, _SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def _with_parent_death(args: list[str]) -> tuple[list[str], Any]:
+    """The command and preexec function that make the browser die with this process (Linux):
+    util-linux `setpriv --pdeathsig KILL` when present (no Python code between fork and exec,
+    which is fragile while other threads run), else a `prctl` call in the child."""
+    if not sys.platform.startswith("linux"):
+        return args, None
+    setpriv = shutil.which("setpriv")
+    if setpriv:
+        return [setpriv, "--pdeathsig", "KILL", "--", *args], None
+    return args, _end_with_parent
+
+
 def _no_sandbox() -> bool:
     """Chromium's own sandbox cannot start as root (containers, CI): it must be told so."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
@@ -140,17 +185,19 @@ def launch_chromium(executable: str | None = None, *, timeout: float = 30.0,
     Call it from a thread that lives as long as the browser should (the event loop's): on Linux
     the parent-death signal fires when the thread that started the process ends."""
     binary = find_executable(executable)
-    profile = tempfile.mkdtemp(prefix="think-browser-")
+    remove_stale_profiles()
+    profile = tempfile.mkdtemp(prefix=PROFILE_PREFIX)
     args = [binary, *FLAGS[:-1], f"--user-data-dir={profile}", *extra_args]
     if _no_sandbox():
         args.append("--no-sandbox")
     args.append(FLAGS[-1])
-    linux = sys.platform.startswith("linux")
-    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True, preexec_fn=_end_with_parent if linux else None,
-                               env={**os.environ, "TMPDIR": profile})
+    command, preexec = _with_parent_death(args)
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True, preexec_fn=preexec, env={**os.environ, "TMPDIR": profile})
     chromium = Chromium(process, profile)
     _live.add(chromium)
+    with open(os.path.join(profile, OWNER_FILE), "w") as owner:
+        owner.write(str(process.pid))
     ready = threading.Event()
 
     def drain() -> None:  # reads stderr until the browser exits: a full pipe would stall it

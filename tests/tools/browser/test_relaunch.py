@@ -1,0 +1,80 @@
+"""An owned browser: launched on first use, relaunched after it is SIGKILLed, killed with its
+Python process; a hung page (a server that never answers, a script that never ends) times out."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.tools.browser.conftest import chromium_binary
+from tests.tools.browser.helpers import LOCAL, attached, call, eventually
+from tests.tools.browser.site import BrowserSite
+from think.tools.browser import create_browser_tools
+from think.tools.browser.process import Chromium
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not status.exists() or status.read_text().split(") ", 1)[1][0] != "Z"
+
+
+async def test_a_killed_browser_is_relaunched(site: BrowserSite) -> None:
+    tools = create_browser_tools(executable=chromium_binary(), allowlist=["**"], allow_private_networks=LOCAL,
+                                 session="dynamic", timeout=20)
+    try:
+        kept = await call(tools, "browser_markdown", url=site.url("/table.html"), keep=True)
+        assert kept["ok"] is True and tools.browser.launches == 1
+        first = tools.browser.pid
+        assert first is not None
+        profile = tools.browser.chromium.profile if tools.browser.chromium else ""
+        os.kill(first, signal.SIGKILL)
+        await eventually(lambda: not alive(first))
+        again = await call(tools, "browser_markdown", url=site.url("/app.html"))
+        assert again["ok"] is True and "Rendered by script" in again["markdown"], again
+        assert tools.browser.launches == 2 and tools.browser.pid not in (None, first)
+        assert not Path(profile).exists()  # the dead browser's profile was removed
+        lost = await call(tools, "browser_markdown", url=site.url("/table.html"), session_id=kept["session_id"])
+        assert lost["ok"] is False and lost["code"] == "session_gone"
+    finally:
+        await tools.close()
+    assert tools.browser.pid is None
+
+
+async def test_the_browser_dies_with_its_python_process(tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-m", "tests.tools.browser.owner_child", chromium_binary()],
+                             stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert child.stdout is not None
+        pid = int(child.stdout.readline())
+        assert alive(pid)
+        child.kill()  # SIGKILL: no atexit, no cleanup; only the parent-death signal is left
+        child.wait()
+        await eventually(lambda: not alive(pid), within=30)
+    finally:
+        child.kill()
+        child.wait()
+
+
+async def test_a_page_that_never_answers_times_out(chromium: Chromium, site: BrowserSite) -> None:
+    tools = attached(chromium, timeout=2)
+    result = await call(tools, "browser_markdown", url=site.url("/slow"))
+    assert result == {"ok": False, "code": "timeout", "message": "The page did not load within 2 s.",
+                      "url": site.url("/slow")}
+    assert (await call(tools, "browser_links", url=site.url("/table.html")))["ok"] is True
+
+
+async def test_a_script_that_never_ends_times_out(chromium: Chromium, site: BrowserSite) -> None:
+    tools = attached(chromium, timeout=2)
+    result = await call(tools, "browser_markdown", url=site.url("/busy.html"))
+    assert result["ok"] is False and result["code"] == "timeout"
+    spin = await call(tools, "browser_execute", code=f"cdp.navigate('{site.url('/table.html')}')\n"
+                      "cdp.evaluate('for (;;) {}')")
+    assert spin["ok"] is False and "TimeoutError" in spin["error"]
+    assert (await call(tools, "browser_links", url=site.url("/table.html")))["ok"] is True
