@@ -115,6 +115,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     """What the web UI says on an empty conversation (None: which agent and model it is)."""
     suggestions: Sequence[str] = ()
     """Prompts the web UI offers on an empty conversation (served by `GET /_think/info`)."""
+    browser_tools: Mapping[str, Tool] | None = None
+    """A real headless browser for the model: `think.tools.browser.create_browser_tools(allowlist=[…])`
+    (`browser_markdown`, `browser_execute`, …); None (the default) gives none."""
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`, `"steer"`
     or `{"strategy": "debounce", "debounce": 0.75}` (seconds; see `think.turns.concurrency`)."""
@@ -281,10 +284,10 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     def all_tools(self) -> dict[str, Tool]:
         """Every server tool of a turn, before `before_turn` adjusts them: the workspace tools
         (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`, `bash`), then `fetch_tools`,
-        then `get_tools()`, then `get_actions()` (`think.actions`); later ones replace earlier tools
-        of the same name."""
-        return {**self.workspace_tools(), **as_tool_map(self.fetch_tools), **as_tool_map(self.get_tools()),
-                **self._action_tools()}
+        `browser_tools`, then `get_tools()`, then `get_actions()` (`think.actions`); later ones replace
+        earlier tools of the same name."""
+        return {**self.workspace_tools(), **as_tool_map(self.fetch_tools), **as_tool_map(self.browser_tools),
+                **as_tool_map(self.get_tools()), **self._action_tools()}
 
     def workspace_tools(self) -> dict[str, Tool]:
         """The file tools over `self.workspace` (built once, rebuilt if it or `workspace_bash` change)."""

@@ -39,7 +39,7 @@ async def test_a_killed_browser_is_relaunched(site: BrowserSite) -> None:
         again = await call(tools, "browser_markdown", url=site.url("/app.html"))
         assert again["ok"] is True and "Rendered by script" in again["markdown"], again
         assert tools.browser.launches == 2 and tools.browser.pid not in (None, first)
-        assert not Path(profile).exists()  # the dead browser's profile was removed
+        assert not Path(profile).exists()  # noqa: ASYNC240 - the dead browser's profile was removed
         lost = await call(tools, "browser_markdown", url=site.url("/table.html"), session_id=kept["session_id"])
         assert lost["ok"] is False and lost["code"] == "session_gone"
     finally:
@@ -47,9 +47,10 @@ async def test_a_killed_browser_is_relaunched(site: BrowserSite) -> None:
     assert tools.browser.pid is None
 
 
-async def test_the_browser_dies_with_its_python_process(tmp_path: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-m", "tests.tools.browser.owner_child", chromium_binary()],
-                             stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.getcwd()})
+async def test_the_browser_dies_with_its_python_process() -> None:
+    command = [sys.executable, "-m", "tests.tools.browser.owner_child", chromium_binary()]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE,  # noqa: ASYNC220 - waited for after its SIGKILL
+                             env={**os.environ, "PYTHONPATH": os.getcwd()})
     try:
         assert child.stdout is not None
         pid = int(child.stdout.readline())
