@@ -111,13 +111,13 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     fetch_tools: Mapping[str, Tool] | None = None
     """Read-only web access for the model: `think.tools.fetch.create_fetch_tools(allowlist=[…])`
     (`fetch_url`, `fetch_<target>`); None (the default) gives none."""
+    browser_tools: Mapping[str, Tool] | None = None
+    """A real headless browser for the model: `think.tools.browser.create_browser_tools(allowlist=[…])`
+    (`browser_markdown`, `browser_execute`, …); None (the default) gives none."""
     welcome: str | None = None
     """What the web UI says on an empty conversation (None: which agent and model it is)."""
     suggestions: Sequence[str] = ()
     """Prompts the web UI offers on an empty conversation (served by `GET /_think/info`)."""
-    browser_tools: Mapping[str, Tool] | None = None
-    """A real headless browser for the model: `think.tools.browser.create_browser_tools(allowlist=[…])`
-    (`browser_markdown`, `browser_execute`, …); None (the default) gives none."""
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`, `"steer"`
     or `{"strategy": "debounce", "debounce": 0.75}` (seconds; see `think.turns.concurrency`)."""
