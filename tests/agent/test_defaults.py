@@ -124,3 +124,14 @@ async def test_a_tool_of_yours_replaces_the_default_of_the_same_name(data_dir: P
     described = {t.name: t.description for t in request.tools}
     assert set(described) == FILE_TOOLS | {"bash"}
     assert described["read"].startswith("Read a page of the company wiki.")
+
+
+def test_the_quick_start_states_each_default_and_its_off_switch() -> None:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Quick start")
+    quick_start = text[start:text.index("\n## ", start + 1)]
+    for name in sorted(FILE_TOOLS | {"bash"}):
+        assert f"`{name}`" in quick_start, name
+    for switch in ("`workspace_tools()` to return `{}`", "`workspace_bash = False`", "`get_system_prompt()`",
+                   "DEFAULT_SYSTEM_PROMPT"):
+        assert switch in quick_start, switch
