@@ -228,3 +228,25 @@ async def test_a_websocket_tab_sees_an_ai_sdk_request_stream_live(server: LiveSe
     assert chunks == _events(sent.text)
     text = "".join(c.get("delta", "") for c in chunks if c["type"] == "text-delta")
     assert text == "Hello! You said: hello over http"
+
+
+async def test_half_a_batch_answered_streams_nothing_until_the_rest_comes(server: LiveServer) -> None:
+    """Two client calls in one step, one answered: the answer is stored, the response is empty
+    (the continuation waits for the other call), a resume is a 204 at once, and the request that
+    answers the other call streams the continuation."""
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as http:
+        await _chat(http, "batch", {"messages": [_user("two cities")]})
+        transcript = (await http.get(f"/agents/{AGENT}/batch/chat")).json()
+        first, second = (p for p in transcript[-1]["parts"] if p["type"] == "tool-get_city")
+        first.update(state="output-available", output={"city": "Kyiv"})
+        half = await _chat(http, "batch", {"messages": transcript, "messageId": transcript[-1]["id"]})
+        resumed = await http.get(f"/agents/{AGENT}/batch/chat/x/stream")
+        stored = (await http.get(f"/agents/{AGENT}/batch/chat")).json()
+        second.update(state="output-available", output={"city": "Quito"})
+        whole = await _chat(http, "batch", {"messages": transcript, "messageId": transcript[-1]["id"]})
+    assert (half.status_code, half.text) == (200, "data: [DONE]\n\n")
+    assert half.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert resumed.status_code == 204
+    assert [p["state"] for p in stored[-1]["parts"] if p["type"] == "tool-get_city"] == [
+        "output-available", "input-available"]
+    assert "".join(e.get("delta", "") for e in _events(whole.text)) == "Both: Kyiv and Quito."

@@ -37,9 +37,10 @@ from think.protocol.codec import InvalidFrame, UnknownFrame, encode_message_list
 from think.protocol.frames import ChatRequest, StreamResumeAck, StreamResumeRequest
 from think.runtime.base import AgentElsewhere
 from think.server.agents import AgentHost
+from think.turns.tool_results import mid_batch
 from think.ui_protocols import ProtocolContext, UIProtocol
 from think.ui_protocols.ai_sdk.answers import AnswerRefused, answers_in, apply_answers
-from think.ui_protocols.ai_sdk.stream import HEADERS, ChatStream, Frame
+from think.ui_protocols.ai_sdk.stream import DONE, HEADERS, ChatStream, Frame
 
 log = logging.getLogger("think.ui_protocols.ai_sdk")
 
@@ -139,11 +140,14 @@ class _Endpoints:
                     await release()
                     return _error(409, str(exc))
                 if continuation is None:  # queued behind a running continuation: follow what runs
-                    return await self._follow(host, stream, release)
+                    return await self._follow(request, host, stream, release)
+                if _waits_for_client(host):  # the rest of the batch is still to be answered
+                    await release()
+                    return Response(DONE, headers=HEADERS)
                 stream.request_id = continuation
                 return _EventStream(stream, stream.take(), release)
             if answers.repeated:  # sent again (a retry): the stream it started, if it still runs
-                return await self._follow(host, stream, release, idle=_error(
+                return await self._follow(request, host, stream, release, idle=_error(
                     409, "Those tool calls are answered already; nothing runs for them now"))
             stream.request_id = frame.id
             await host.chat.receive(stream, frame)
@@ -163,30 +167,62 @@ class _Endpoints:
         opened = await self._open(*target)
         if isinstance(opened, Response):
             return opened
-        return await self._follow(*opened)
+        return await self._follow(request, *opened)
 
-    async def _follow(self, host: AgentHost, stream: ChatStream, release: Release,
+    async def _follow(self, request: Request, host: AgentHost, stream: ChatStream, release: Release,
                       idle: Response | None = None) -> Response:
         """The resume handshake as a tab does it: the active stream replayed, then live; `idle`
         (204) when none runs."""
         try:
             assert host.chat is not None
             await host.chat.receive(stream, StreamResumeRequest(None))
-            while True:
-                frame = await stream.next()
-                if frame.type == "cf_agent_stream_resume_none":
-                    await release()
-                    return idle or Response(status_code=204)
-                if frame.type == "cf_agent_stream_resuming":
-                    request_id = str(frame.data["id"])
-                    stream.request_id = request_id
-                    stream.rebase = _continued(host, request_id)
-                    await host.chat.receive(stream, StreamResumeAck(request_id))
-                    return _EventStream(stream, stream.take(), release)
-                # cf_agent_stream_pending: a turn was accepted and has not streamed yet; wait for it
+            request_id = await _offered(request, host, stream)
+            if request_id is None:
+                await release()
+                return idle or Response(status_code=204)
+            stream.request_id = request_id
+            stream.rebase = _continued(host, request_id)
+            await host.chat.receive(stream, StreamResumeAck(request_id))
+            return _EventStream(stream, stream.take(), release)
         except BaseException:
             await release()
             raise
+
+
+async def _offered(request: Request, host: AgentHost, stream: ChatStream) -> str | None:
+    """The id of the stream the channel offers `stream` (`cf_agent_stream_resuming`); None when
+    it has none, or the client went away while a turn it was told about had not started yet. A
+    continuation that waits for the client's own answers to the rest of its batch streams
+    nothing until they come: none too."""
+    offered: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def client_gone() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            tasks.cancel_scope.cancel()
+
+        tasks.start_soon(client_gone)
+        while True:
+            frame = await stream.next()
+            if frame.type == "cf_agent_stream_resume_none":
+                break
+            if frame.type == "cf_agent_stream_resuming":
+                offered.append(str(frame.data["id"]))
+                break
+            if frame.type == "cf_agent_stream_pending" and _waits_for_client(host):
+                break
+            # cf_agent_stream_pending: a turn was accepted and is about to stream; wait for it
+        tasks.cancel_scope.cancel()
+    return offered[0] if offered else None
+
+
+def _waits_for_client(host: AgentHost) -> bool:
+    """A continuation is asked for, but some calls of its batch still wait for a client's answer."""
+    agent = host.agent
+    assert isinstance(agent, Think)
+    history = agent.session.history()
+    return agent.continuations.pending is not None and mid_batch(history[-1] if history else None)
 
 
 async def _read_request(request: Request) -> tuple[ChatRequest, list[Any]] | Response:
