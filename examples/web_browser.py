@@ -36,6 +36,8 @@ class PageReader(Think):
     """Answers Python questions from the rendered documentation, citing the pages it read."""
 
     workspace_bash = False
+    welcome = "I read the Python documentation in a real browser and say which page I used."
+    suggestions = ("How do I pretty-print JSON?", "Take a screenshot of the json module's page.")
     browser_tools = create_browser_tools(allowlist=["https://docs.python.org/3/**"], session="dynamic")
 
     def get_system_prompt(self) -> str:
