@@ -19,6 +19,7 @@ from tests.ui_protocols.ai_sdk_agents import AiSdkChat
 from think.runtime import Agent, EmbeddedRuntime
 from think.server import create_app
 from think.ui_protocols.ai_sdk import MAX_BODY_BYTES
+from think.ui_protocols.ai_sdk import stream as stream_module
 
 AGENT = AiSdkChat.kebab_name()
 
@@ -250,3 +251,22 @@ async def test_half_a_batch_answered_streams_nothing_until_the_rest_comes(server
     assert [p["state"] for p in stored[-1]["parts"] if p["type"] == "tool-get_city"] == [
         "output-available", "input-available"]
     assert "".join(e.get("delta", "") for e in _events(whole.text)) == "Both: Kyiv and Quito."
+
+
+async def test_a_quiet_stream_gets_keep_alive_comments(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the turn streams nothing (here: a model waiting for the gate) the response carries
+    `: keep-alive` comments, which SSE clients skip, and then the rest of the reply."""
+    monkeypatch.setattr(stream_module, "KEEP_ALIVE_SECONDS", 0.05)
+    received = ""
+    opened = False
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as http, \
+            http.stream("POST", f"/agents/{AGENT}/quiet/chat", json={"messages": [_user("gated")]}) as got:
+        async for text in got.aiter_text():
+            received += text
+            if not opened and ": keep-alive\n\n" in received.split("w03", 1)[-1]:
+                await _open_gate(server, "quiet")
+                opened = True
+    blocks = [b for b in received.split("\n\n") if b]
+    assert ": keep-alive" in blocks
+    data = "\n\n".join(b for b in blocks if not b.startswith(":")) + "\n\n"
+    assert "".join(e.get("delta", "") for e in _events(data)) == "w01 w02 w03 w04 w05"

@@ -44,10 +44,15 @@ HEADERS = {
 """The headers of the `ai` package's `createUIMessageStreamResponse` (`UI_MESSAGE_STREAM_HEADERS`)."""
 
 DONE = b"data: [DONE]\n\n"
+KEEP_ALIVE = b": keep-alive\n\n"
+"""An SSE comment (the `ai` package's own), sent when nothing else was for `KEEP_ALIVE_SECONDS`,
+so that proxies do not close a stream whose turn is busy in a long tool call."""
+KEEP_ALIVE_SECONDS = 15.0
 _RESPONSE = "cf_agent_use_chat_response"
 _KEPT = frozenset({"cf_agent_stream_resuming", "cf_agent_stream_resume_none", "cf_agent_stream_pending",
                    "cf_agent_protocol_error"})
 """Frames kept besides the followed stream's: the resume handshake's answers and refusals."""
+_MARKERS = ('"cf_agent_use_chat_response"', '"cf_agent_stream_', '"cf_agent_protocol_error"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +87,8 @@ class ChatStream(Connection):
 
     def send(self, text: str) -> None:
         """Called by the channel (never blocks): keep what this response needs."""
-        if self._ended:
-            return
+        if self._ended or not any(marker in text for marker in _MARKERS):
+            return  # transcripts, state, MCP and the like: not decoded at all
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -161,7 +166,12 @@ class ChatStream(Connection):
             if over:
                 return
         while True:
-            frame = await self.next()
+            frame = None
+            with anyio.move_on_after(KEEP_ALIVE_SECONDS):
+                frame = await self.next()
+            if frame is None:
+                yield KEEP_ALIVE
+                continue
             if frame.type != _RESPONSE:
                 continue
             chunk, over = self.encode(frame)
