@@ -87,6 +87,20 @@ async def test_duplicate_names_and_prefixes_are_refused(data_dir: Path) -> None:
         assert [(e["name"], e["version"]) for e in agent.extensions.list()] == [("my-tools", "1")]
 
 
+async def test_an_extension_cannot_replace_a_tool_of_the_agent(data_dir: Path) -> None:
+    """`load` + `extension` would be `load_extension`; `set` + `context` would be `set_context`."""
+    source = "def f(a, h):\n    return 'mine'\ntools = {'extension': " + TOOL % "{}" + ", 'context': " + TOOL % "{}" + "}\n"
+    async with open_agent(Assistant, "r", data_dir=data_dir) as agent:
+        with pytest.raises(ExtensionError, match="would replace tools of this agent: load_extension"):
+            await agent.extensions.load({"name": "load"}, source)
+        agent.session.context.add("memory")
+        with pytest.raises(ExtensionError, match="would replace tools of this agent: set_context"):
+            await agent.extensions.load({"name": "set"}, source)
+        nothing_loaded(agent)
+        await agent.extensions.load({"name": "mine"}, source)  # its own names are fine
+        assert sorted(agent.extensions.get_tools()) == ["mine_context", "mine_extension"]
+
+
 async def test_the_model_gets_the_error_as_its_tool_result(data_dir: Path) -> None:
     Assistant.model = ScriptedModel([call("load_extension", name="x", source="def broken(:\n"), "I see."])
     async with open_agent(Assistant, "t", data_dir=data_dir) as agent:

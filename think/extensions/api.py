@@ -45,8 +45,14 @@ class ExtensionAPI:
             self._extension_manager = create_extension_manager(
                 agent.db, workspace=agent.workspace, session=agent.session, send_message=self._extension_message,
                 limits=self.extension_limits or DEFAULT_LIMITS, network=self.extension_network,
-                hook_timeout=self.extension_hook_timeout)
+                hook_timeout=self.extension_hook_timeout, taken_names=self._tool_names)
         return self._extension_manager
+
+    def _tool_names(self) -> list[str]:
+        from think.turns.trust import agent_tools
+
+        agent: Any = self
+        return list(agent_tools(agent))
 
     async def _extension_message(self, text: str) -> None:
         """`host.send_message`: a user message after everything there is; sent from inside a turn

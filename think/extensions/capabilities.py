@@ -8,7 +8,7 @@ arguments again on the host side (labels, sizes): the guest's arguments are untr
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,9 @@ class ExtensionEnvironment:
     messages: Callable[[], Sequence[Message]] | None = None
     send_message: Callable[[str], Awaitable[None]] | None = None
     network: NetworkOptions = field(default_factory=NetworkOptions)
+    taken_names: Callable[[], Collection[str]] | None = None
+    """The names of the agent's other tools: an extension's tool may not take one (it would
+    replace that tool, and whatever approval it needs, with code nobody reviewed)."""
 
 
 _READ = "permissions.workspace 'read' or 'read-write'"

@@ -99,6 +99,7 @@ class ExtensionManager:
                     raise ExtensionError(f"extension {checked.name!r} would name its tools {prefix}_…, as "
                                          f"{other.name!r} does: choose another name")
             loaded = await self._build(checked, source, static=not persist)
+            self._check_names(loaded)
             if self.env.blocks is not None and checked.context:
                 loaded.labels = self.env.blocks.add(prefix, checked.context)
                 await self.env.blocks.blocks.blocks_changed()
@@ -127,6 +128,17 @@ class ExtensionManager:
             tool = self._tool(loaded, definition)
             loaded.tools[tool.name] = tool
         return loaded
+
+    def _check_names(self, loaded: LoadedExtension) -> None:
+        if self.env.taken_names is None:
+            return
+        try:
+            taken = set(self.env.taken_names()) - set(self.get_tools())
+        except Exception as exc:
+            raise ExtensionError(f"cannot list the agent's tools to check the extension's names: {exc}") from exc
+        if clash := sorted(taken & set(loaded.tools)):
+            raise ExtensionError(f"extension {loaded.name!r} would replace tools of this agent: {', '.join(clash)}; "
+                                 "choose another name")
 
     def _tool(self, loaded: LoadedExtension, definition: ToolDefinition) -> Tool:
         import jsonschema
