@@ -89,7 +89,8 @@ async def test_duplicate_names_and_prefixes_are_refused(data_dir: Path) -> None:
 
 async def test_an_extension_cannot_replace_a_tool_of_the_agent(data_dir: Path) -> None:
     """`load` + `extension` would be `load_extension`; `set` + `context` would be `set_context`."""
-    source = "def f(a, h):\n    return 'mine'\ntools = {'extension': " + TOOL % "{}" + ", 'context': " + TOOL % "{}" + "}\n"
+    source = ("def f(a, h):\n    return 'mine'\n"
+              "tools = {'extension': " + TOOL % "{}" + ", 'context': " + TOOL % "{}" + "}\n")
     async with open_agent(Assistant, "r", data_dir=data_dir) as agent:
         with pytest.raises(ExtensionError, match="would replace tools of this agent: load_extension"):
             await agent.extensions.load({"name": "load"}, source)
