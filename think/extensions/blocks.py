@@ -101,13 +101,18 @@ class ExtensionBlocks:
             raise ExtensionError(f"cannot add the extension's context blocks: {exc}") from None
         return added
 
-    async def remove(self, labels: Sequence[str], *, forget: bool) -> None:
-        """Take the blocks out of the session (and, `forget`, delete what they hold)."""
+    def detach(self, labels: Sequence[str]) -> None:
+        """Take the blocks out of the session (the next turn renders the prompt without them)."""
         for label in labels:
             if label in self.blocks.labels():
                 self.blocks.remove(label)
-            if forget:
-                self.db.sql("DELETE FROM think_context_blocks WHERE key = ?", f"ext:{label}")
+
+    def forget(self, labels: Sequence[str]) -> None:
+        """Delete what the blocks hold."""
+        for label in labels:
+            self.db.sql("DELETE FROM think_context_blocks WHERE key = ?", f"ext:{label}")
+
+    async def changed(self) -> None:
         await self.blocks.blocks_changed()
 
     def labels(self) -> list[str]:

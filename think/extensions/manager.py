@@ -100,19 +100,21 @@ class ExtensionManager:
                                          f"{other.name!r} does: choose another name")
             loaded = await self._build(checked, source, static=not persist)
             self._check_names(loaded)
-            if self.env.blocks is not None and checked.context:
-                loaded.labels = self.env.blocks.add(prefix, checked.context)
-                await self.env.blocks.blocks.blocks_changed()
-            elif checked.context:
+            blocks = self.env.blocks
+            if checked.context and blocks is None:
                 raise ExtensionError("this agent has no session context for the extension's context blocks")
-            if persist:
-                try:
+            if blocks is not None and checked.context:
+                loaded.labels = blocks.add(prefix, checked.context)
+            try:
+                if persist:  # the one write that makes the load durable
                     self.store.save(checked.name, checked.model_dump(mode="json"), source)
-                except BaseException:
-                    if self.env.blocks is not None:
-                        await self.env.blocks.remove(loaded.labels, forget=False)
-                    raise
+            except BaseException:
+                if blocks is not None:
+                    blocks.detach(loaded.labels)
+                raise
             self._loaded[checked.name] = loaded
+            if blocks is not None and loaded.labels:
+                await blocks.changed()
         log.info("extension %s %s loaded: tools %s", checked.name, checked.version, ", ".join(loaded.tools))
         return loaded
 
@@ -181,9 +183,14 @@ class ExtensionManager:
             loaded = self._loaded.pop(name, None)
             if loaded is None:
                 return False
-            self.store.remove(name)
-            if self.env.blocks is not None and loaded.labels:
-                await self.env.blocks.remove(loaded.labels, forget=True)
+            blocks = self.env.blocks
+            with self.store.db.transaction():  # the row and the blocks' content go together
+                self.store.remove(name)
+                if blocks is not None:
+                    blocks.forget(loaded.labels)
+            if blocks is not None and loaded.labels:
+                blocks.detach(loaded.labels)
+                await blocks.changed()
         log.info("extension %s unloaded", name)
         return True
 
