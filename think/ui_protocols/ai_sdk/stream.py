@@ -166,15 +166,15 @@ class ChatStream(Connection):
             if over:
                 return
         while True:
-            frame = None
+            waited: Frame | None = None
             with anyio.move_on_after(KEEP_ALIVE_SECONDS):
-                frame = await self.next()
-            if frame is None:
+                waited = await self.next()
+            if waited is None:
                 yield KEEP_ALIVE
                 continue
-            if frame.type != _RESPONSE:
+            if waited.type != _RESPONSE:
                 continue
-            chunk, over = self.encode(frame)
+            chunk, over = self.encode(waited)
             if chunk:
                 yield chunk
             if over:
