@@ -130,3 +130,38 @@ async def test_over_the_socket_the_descriptor_streams_a_tampered_transcript_chan
         done = next(p for m in await client.get_messages() for p in m.tool_parts if p.tool_call_id == "del2")
         assert done.state == "output-available" and done.output == {"deleted": "carol"}
     assert effects() == ["delete:carol"]
+
+
+class Malformed(Shop):
+    answer: ClassVar[Any] = "yes please"
+
+    def authorize_turn(self, ctx: Any) -> Any:
+        return type(self).answer
+
+
+async def test_malformed_policy_answers_are_clear_errors(data_dir: Path) -> None:
+    from think import action
+
+    bad_permissions = action(name="bad_permissions", description="x", input_schema={"type": "object"},
+                             execute=lambda input, ctx: "ran", permissions=lambda input, ctx: "admin")
+    bad_key = action(name="bad_key", description="x", input_schema={"type": "object"},
+                     execute=lambda input, ctx: "ran", idempotency_key=lambda input, ctx: 42)
+
+    class Bad(Shop):
+        def get_actions(self) -> list[Any]:
+            return [bad_permissions, bad_key]
+
+    Bad.model = ScriptedModel([[call("bad_permissions"), call("bad_key")], "ok"])
+    async with open_agent(Bad, "b", data_dir=data_dir) as agent:
+        await agent.save_messages(["go"])
+        errors = {p.name: p.error_text for p in agent.messages[-1].tool_parts}
+        assert errors == {
+            "bad_permissions": "TypeError: action 'bad_permissions': permissions is a list of strings, got 'admin'",
+            "bad_key": "TypeError: action 'bad_key': idempotency_key must give a string, got 42"}
+
+    Malformed.model = ScriptedModel([call("note", text="x"), "ok"])
+    async with open_agent(Malformed, "m", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["go"])
+        assert result.status == "error"
+        assert result.error is not None and "authorize_turn returned 'yes please'" in result.error
+        assert effects() == []

@@ -143,3 +143,25 @@ async def test_durable_pause_rechecks_authorization_when_approved(data_dir: Path
         assert result["status"] == "failed" and result["output"]["error"]["name"] == "ActionAuthorizationError"
         assert "mail is switched off" in result["output"]["error"]["message"]
         assert effects() == []
+
+
+async def test_two_concurrent_approvals_run_it_once_and_its_attachment_joins_the_parking_turn(
+        data_dir: Path) -> None:
+    import anyio
+
+    Shop.model = ScriptedModel([call("send_email", to="ada@example.com", subject="Q3"), "Waiting.", "Sent."])
+    async with open_agent(Shop, "a", data_dir=data_dir) as agent:
+        parked = await agent.save_messages(["email"])
+        [pending] = agent.pending_approvals()
+        results: list[dict[str, Any]] = []
+
+        async def approve() -> None:
+            results.append(await agent.approve_execution(pending["execution_id"]))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(approve)
+            group.start_soon(approve)
+        assert sorted(str(r["status"]) for r in results) == ["completed", "error"]
+        assert effects() == ["email:ada@example.com"]
+        assert agent.reply_attachments(parked.request_id) == [
+            {"type": "email_draft", "to": ["ada@example.com"], "subject": "Q3"}]

@@ -164,3 +164,45 @@ async def test_a_regenerated_answer_does_not_charge_again(data_dir: Path) -> Non
         assert effects() == ["charge:inv-3:40"]  # the new branch's call was answered by the ledger
         assert outputs(agent.messages, "charge") == [{"charged": 40, "invoice": "inv-3"}]
         assert agent.messages[-1].text == "Charged 40 (again?)."
+
+
+async def test_old_ledger_rows_are_swept_at_start_and_fresh_ones_kept(data_dir: Path) -> None:
+    Shop.model = ScriptedModel([call("charge", invoice_id="old", cents=1), "ok",
+                                call("charge", invoice_id="new", cents=2), "ok"])
+    async with open_agent(Shop, "a", data_dir=data_dir) as agent:
+        await agent.save_messages(["one"])
+        Shop.clock_offset = 31 * 86400  # a month later
+        await agent.save_messages(["two"])
+    async with open_agent(Shop, "a", data_dir=data_dir) as agent:
+        keys = [r["key"] for r in agent.sql("SELECT key FROM think_action_ledger")]
+        assert keys == ["action:charge:invoice:new"]  # the settled row older than 30 days went
+
+
+class Cancellable(Shop):
+    started: ClassVar[anyio.Event | None] = None
+    signals: ClassVar[list[Any]] = []
+
+    def get_actions(self) -> list[Any]:
+        async def hold(ctx: ActionContext, what: str) -> str:
+            """Wait until cancelled."""
+            type(self).signals.append(ctx.signal)
+            assert type(self).started is not None
+            type(self).started.set()
+            await anyio.sleep(60)
+            return "never"
+
+        return [action(hold, idempotency_key=lambda input, ctx: input["what"])]
+
+
+async def test_a_turn_stopped_during_execute_releases_the_key_and_sets_the_signal(data_dir: Path) -> None:
+    Cancellable.started, Cancellable.signals = anyio.Event(), []
+    Cancellable.model = ScriptedModel([call("hold", what="k1"), "never"])
+    async with open_agent(Cancellable, "c", data_dir=data_dir) as agent:
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.save_messages, ["hold"])
+            with anyio.fail_after(10):
+                await Cancellable.started.wait()
+            agent.cancel_all_chats()
+        [signal] = Cancellable.signals
+        assert signal.is_set()
+        assert agent.sql("SELECT count(*) AS n FROM think_action_ledger")[0]["n"] == 0  # the next call runs cleanly

@@ -130,9 +130,12 @@ class ApprovalsAPI:
     def _resume_paused_work(self) -> None:
         """At start: finish what a dead process left — approved actions it was running (the
         ledger decides whether they may run), outcomes not yet in the transcript, and approved
-        code executions (in the background; the start does not wait)."""
+        code executions (in the background; the start does not wait); drop ledger rows past their
+        retention (settled: 30 days, pending: 90)."""
         self._resume_interrupted_executions()  # type: ignore[attr-defined]
         db = self.db  # type: ignore[attr-defined]
+        if db.value("SELECT 1 FROM think_action_ledger LIMIT 1"):
+            self.action_runtime.ledger.sweep()  # type: ignore[attr-defined]  # rows past their retention
         if not db.value("SELECT 1 FROM think_action_approvals WHERE kind = 'durable-pause' AND "
                         "(status = 'running' OR (status IN ('settled', 'rejected') AND applied = 0)) LIMIT 1"):
             return

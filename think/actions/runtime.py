@@ -130,7 +130,10 @@ class ActionRuntime:
         if act.kind == "approval-gated" and asked is None and await call_policy(act.approval, arguments, ctx):
             return ActionApprovalError(f"{act.name!r} needs a person's approval, and this call has none; "
                                        "it was not run").output()
-        return await self.run(act, arguments, ctx)
+        output = await self.run(act, arguments, ctx)
+        if asked is not None:
+            self.parked.finish(asked.execution_id, "settled", output)
+        return output
 
     def context(self, act: Action, tool_ctx: ToolContext | None) -> ActionContext:
         values = {name: getattr(tool_ctx, name) for name in _CONTEXT_FIELDS} if tool_ctx is not None else {
