@@ -160,8 +160,8 @@ async def test_malformed_policy_answers_are_clear_errors(data_dir: Path) -> None
             "bad_key": "TypeError: action 'bad_key': idempotency_key must give a string, got 42"}
 
     Malformed.model = ScriptedModel([call("note", text="x"), "ok"])
-    async with open_agent(Malformed, "m", data_dir=data_dir) as agent:
-        result = await agent.save_messages(["go"])
+    async with open_agent(Malformed, "m", data_dir=data_dir) as malformed:
+        result = await malformed.save_messages(["go"])
         assert result.status == "error"
         assert result.error is not None and "authorize_turn returned 'yes please'" in result.error
         assert effects() == []

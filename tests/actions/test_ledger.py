@@ -186,8 +186,9 @@ class Cancellable(Shop):
         async def hold(ctx: ActionContext, what: str) -> str:
             """Wait until cancelled."""
             type(self).signals.append(ctx.signal)
-            assert type(self).started is not None
-            type(self).started.set()
+            started = type(self).started
+            assert started is not None
+            started.set()
             await anyio.sleep(60)
             return "never"
 
