@@ -3,6 +3,7 @@ Python process; a hung page (a server that never answers, a script that never en
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -79,3 +80,20 @@ async def test_a_script_that_never_ends_times_out(chromium: Chromium, site: Brow
                       "cdp.evaluate('for (;;) {}')")
     assert spin["ok"] is False and "TimeoutError" in spin["error"]
     assert (await call(tools, "browser_links", url=site.url("/table.html")))["ok"] is True
+
+
+async def test_launching_does_not_hold_up_the_event_loop() -> None:
+    tools = create_browser_tools(executable=chromium_binary(), allowlist=["**"])
+    seen: list[str] = []
+
+    async def meanwhile() -> None:  # runs at the loop's next turn: a blocking launch would have finished by then
+        await asyncio.sleep(0)
+        chromium = tools.browser.chromium
+        seen.append("running" if chromium is not None and not chromium.websocket_url else "done")
+
+    try:
+        launch = asyncio.create_task(tools.browser.link())
+        await asyncio.gather(launch, meanwhile())
+        assert seen == ["running"] and tools.browser.pid is not None
+    finally:
+        await tools.close()

@@ -108,3 +108,13 @@ async def test_a_cancelled_call_disposes_of_its_page(chromium: Chromium, site: B
     assert await count(contexts) == before
     after = await call(tools, "browser_markdown", url=site.url("/table.html"))
     assert after["ok"] is True
+
+
+async def test_closed_pages_leave_no_event_handlers(chromium: Chromium, site: BrowserSite) -> None:
+    tools = attached(chromium)
+    await call(tools, "browser_markdown", url=site.url("/table.html"))
+    link = await tools.browser.link()
+    before = link.connection.subscriptions
+    for _ in range(3):
+        assert (await call(tools, "browser_links", url=site.url("/framed.html")))["ok"] is True
+    assert link.connection.subscriptions == before

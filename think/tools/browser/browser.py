@@ -19,12 +19,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
 import httpx
 
 from think.net import UrlPolicy
 from think.tools.browser.cdp import BrowserClosed, CdpConnection, CdpError
 from think.tools.browser.guard import Guard, Refusal
-from think.tools.browser.process import DEAD_PROXY, PROXY_BYPASS, Chromium, launch_chromium
+from think.tools.browser.process import DEAD_PROXY, PROXY_BYPASS, Chromium, start_chromium
 
 VIEWPORT = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
 
@@ -91,8 +92,8 @@ class Browser:
             if current is not None and current.loop is loop:
                 await current.guard.aclose()
                 if self.chromium is not None:  # our browser dropped the connection: it died or is dying
-                    self.chromium.kill()
-                    self.chromium = None
+                    dead, self.chromium = self.chromium, None
+                    await anyio.to_thread.run_sync(dead.kill)
             self._link = None
             return await self._connect(loop)
 
@@ -115,11 +116,14 @@ class Browser:
         if self.chromium is not None and self.chromium.alive():
             return self.chromium.websocket_url
         if self.chromium is not None:
-            self.chromium.kill()
-        # Started from this (the loop's) thread, which lives as long as the browser should.
-        self.chromium = launch_chromium(self.executable, timeout=self.launch_timeout)
+            dead, self.chromium = self.chromium, None
+            await anyio.to_thread.run_sync(dead.kill)
+        # Started from this (the loop's) thread, which lives as long as the browser should; the
+        # wait for DevTools happens in a worker thread, so the loop goes on meanwhile.
+        chromium = self.chromium = start_chromium(self.executable)
         self.launches += 1
-        return self.chromium.websocket_url
+        await anyio.to_thread.run_sync(chromium.wait_ready, self.launch_timeout)
+        return chromium.websocket_url
 
     def http_url(self) -> str:
         if self.cdp_url is not None:
@@ -155,7 +159,7 @@ class Browser:
         except BaseException:
             with contextlib.suppress(CdpError, ConnectionError, TimeoutError):
                 await connection.send("Target.disposeBrowserContext", {"browserContextId": context_id}, timeout=5)
-            link.guard.forget(key)
+            link.guard.forget(key, connection)
             raise
         page = Page(self, link, key, context_id, target_id, session_id)
         await page.send("Page.enable")
@@ -168,7 +172,9 @@ class Browser:
         if link is not None and link.loop is asyncio.get_running_loop():
             await link.connection.close()
             await link.guard.aclose()
-        self.kill()
+        if self.chromium is not None:
+            owned, self.chromium = self.chromium, None
+            await anyio.to_thread.run_sync(owned.kill)
 
     def kill(self) -> None:
         if self.chromium is not None:
@@ -266,7 +272,7 @@ class Page:
         if self.closed:
             return
         self.closed = True
-        self.link.guard.forget(self.key)
+        self.link.guard.forget(self.key, self.connection)
         if self.lost:
             return
         with contextlib.suppress(CdpError, ConnectionError, TimeoutError):

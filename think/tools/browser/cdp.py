@@ -70,6 +70,11 @@ class CdpConnection:
         return cls(socket)
 
     @property
+    def subscriptions(self) -> int:
+        """How many (event, session) pairs have handlers."""
+        return len(self._handlers)
+
+    @property
     def is_closed(self) -> bool:
         return self.closed.is_set()
 

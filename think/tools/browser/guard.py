@@ -184,9 +184,11 @@ class Guard:
         except (CdpError, ConnectionError):
             pass
 
-    def forget(self, key: str) -> None:
-        """Drop what is recorded for the page `key` (it was closed)."""
+    def forget(self, key: str, connection: CdpConnection | None = None) -> None:
+        """Drop what is recorded for the page `key` (it was closed), and its sessions' handlers."""
         self.refused.pop(key, None)
         for name in [n for n, k in self._owners.items() if k == key]:
             del self._owners[name]
+            if connection is not None:
+                connection.forget_session(name)
 

@@ -92,6 +92,17 @@ class Chromium:
     profile: str
     websocket_url: str = ""
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=40))
+    ready: threading.Event = field(default_factory=threading.Event)
+    """Set when DevTools listens (`websocket_url` known) or the process ended."""
+
+    def wait_ready(self, timeout: float) -> None:
+        """Block until DevTools listens; kill the browser and raise RuntimeError if it does not
+        within `timeout` seconds (or exits first)."""
+        if self.ready.wait(timeout) and self.websocket_url:
+            return
+        self.kill()
+        reason = "did not start in time" if self.process.returncode is None else f"exited ({self.process.returncode})"
+        raise RuntimeError(f"Chromium {reason}: {chr(10).join(self.stderr)[-2000:]}")
 
     @property
     def pid(self) -> int:
@@ -178,9 +189,8 @@ def _no_sandbox() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def launch_chromium(executable: str | None = None, *, timeout: float = 30.0,
-                    extra_args: Sequence[str] = ()) -> Chromium:
-    """Start Chromium and wait (at most `timeout` seconds) until DevTools listens.
+def start_chromium(executable: str | None = None, *, extra_args: Sequence[str] = ()) -> Chromium:
+    """Start Chromium; `Chromium.wait_ready()` then waits until DevTools listens.
 
     Call it from a thread that lives as long as the browser should (the event loop's): on Linux
     the parent-death signal fires when the thread that started the process ends."""
@@ -198,7 +208,6 @@ def launch_chromium(executable: str | None = None, *, timeout: float = 30.0,
     _live.add(chromium)
     with open(os.path.join(profile, OWNER_FILE), "w") as owner:
         owner.write(str(process.pid))
-    ready = threading.Event()
 
     def drain() -> None:  # reads stderr until the browser exits: a full pipe would stall it
         assert process.stderr is not None
@@ -207,15 +216,18 @@ def launch_chromium(executable: str | None = None, *, timeout: float = 30.0,
             chromium.stderr.append(line)
             if not chromium.websocket_url and line.startswith(_LISTENING):
                 chromium.websocket_url = line[len(_LISTENING):].strip()
-                ready.set()
-        ready.set()
+                chromium.ready.set()
+        chromium.ready.set()
 
     threading.Thread(target=drain, name=f"chromium-stderr:{process.pid}", daemon=True).start()
-    if not ready.wait(timeout) or not chromium.websocket_url:
-        chromium.kill()
-        tail = "\n".join(chromium.stderr)
-        reason = "did not start in time" if process.returncode is None else f"exited ({process.returncode})"
-        raise RuntimeError(f"Chromium {reason}: {tail[-2000:]}")
+    return chromium
+
+
+def launch_chromium(executable: str | None = None, *, timeout: float = 30.0,
+                    extra_args: Sequence[str] = ()) -> Chromium:
+    """`start_chromium` and wait (at most `timeout` seconds) until DevTools listens."""
+    chromium = start_chromium(executable, extra_args=extra_args)
+    chromium.wait_ready(timeout)
     return chromium
 
 
