@@ -43,6 +43,8 @@ async def test_commands_that_would_escape_are_refused(chromium: Chromium, site: 
         "cdp.send('Target.createBrowserContext', {'proxyServer': 'direct://'})": "is not available",
         "cdp.send('DOM.setFileInputFiles', {'files': ['/etc/passwd'], 'nodeId': 1})": "is not available",
         "cdp.send('Page.setDownloadBehavior', {'behavior': 'allow', 'downloadPath': '/tmp'})": "is not available",
+        ("cdp.send('Input.dispatchDragEvent', {'type': 'drop', 'x': 5, 'y': 5, "
+         "'data': {'items': [], 'files': ['/etc/passwd'], 'dragOperationsMask': 1}})"): "host files",
         "cdp.send('Page.navigate', {'url': 'file:///etc/passwd'})": "refused by the URL policy",
         f"cdp.send('Page.navigate', {{'url': '{site.blocked_origin}/secret'}})": "refused by the URL policy",
         "cdp.send('Runtime.evaluate', {'expression': '1'}, session_id='someone-else')": "is not one of this",

@@ -6,7 +6,8 @@ its browser context:
 
 * only the domains in `DOMAINS`: not `Fetch` (the interception is ours), `Browser`, `Storage`,
   `SystemInfo`, `Tracing`, `Extensions`, `Tethering`, `PWA`, … (browser-wide or host-facing);
-* not `DOM.setFileInputFiles` (reads host files), `Page.setDownloadBehavior` (writes them),
+* not `DOM.setFileInputFiles` or a drag event carrying `files` (they read host files),
+  `Page.setDownloadBehavior` (writes them),
   `Network.loadNetworkResource`, `Network.setRequestInterception`;
 * `Page.navigate` URLs must pass the URL policy (or be `about:blank`); `Target.createTarget`
   makes a blank page in the page's browser context, to be armed by `attach` before it loads;
@@ -72,6 +73,8 @@ async def send(page: Page, method: str, params: dict[str, Any], session_id: str 
         raise refuse(f"{method} is not available to browser code")
     if session_id and not page.owns_session(session_id):
         raise refuse(f"session {session_id} is not one of this browser session's")
+    if method == "Input.dispatchDragEvent" and (params.get("data") or {}).get("files"):
+        raise refuse("drag events with files are not available to browser code (they would read host files)")
     if method == "Page.navigate":
         params = {**params, "url": check_url(page, params.get("url"))}
     if domain != "Target":
