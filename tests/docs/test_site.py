@@ -106,3 +106,12 @@ def test_ci_installs_what_the_docs_extra_pins() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert extras["docs"]
     assert set(extras["docs"]) <= set(extras["dev"])
+
+
+def test_the_tutorial_and_the_guides_lead_the_navigation(site: Path) -> None:
+    """docs/hooks/nav_order.py: reading order first, then every other page as MkDocs lists it."""
+    page = (site / "index.html").read_text(encoding="utf-8")
+    nav = page[page.index('class="md-nav md-nav--primary"'):]
+    guides = ["tutorial/", "how-a-turn-works/", "examples/", "testing/", "deploying/", "security/"]
+    positions = [nav.index(f'href="{href}"') for href in [*guides, "architecture/"]]
+    assert positions == sorted(positions), positions
