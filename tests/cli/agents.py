@@ -7,6 +7,7 @@ What the model answers depends on the last user message:
 * `boom …`   → `About to fail. ` then the model fails with `mock model exploded`;
 * `add A B`  → calls the server tool `add`, then answers `The sum is <result>.`;
 * `notify …` → calls `notify_team`, which needs a person's approval;
+* `crunch …`  → calls `crunch`, which reports progress (a milestone, 40 %, 45 %, 100 %);
 * `markdown …` → an answer in markdown (`MARKDOWN`: a heading, emphasis, a long list item, code);
 * anything else → `Echo: <text>`.
 """
@@ -16,10 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from tests.shared_tools import add, notify_team
-from think import Think
+from think import Think, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, error, reasoning, text
 from think.testing.models import Reply
+from think.tools.tool import ToolContext
 
 MARKDOWN = ("# Plan\n\nHere is **bold** text and `code`:\n\n- first item\n"
             "- a second item that is long enough to need wrapping at forty columns\n\n"
@@ -41,6 +43,8 @@ def script(request: ModelRequest) -> Reply:
     if said.startswith("add"):
         a, b = (int(word) for word in said.split()[1:3])
         return call("add", a=a, b=b)
+    if said.startswith("crunch"):
+        return call("crunch")
     if said.startswith("markdown"):
         return text(MARKDOWN)
     if said.startswith("notify"):
@@ -55,4 +59,15 @@ class CliChat(Think):
         return ScriptedModel(script, chunk_delay=0.002, model_id="scripted-cli")
 
     def get_tools(self) -> list[Any]:
-        return [add, notify_team]
+        return [add, notify_team, crunch]
+
+
+@tool
+async def crunch(ctx: ToolContext) -> str:
+    """Crunch the numbers, saying how far it is."""
+    agent = ctx.agent
+    await agent.report_progress(milestone="loaded")
+    await agent.report_progress(fraction=0.4, message="crunching")
+    await agent.report_progress(fraction=0.45, message="crunching")  # too little news for a line
+    await agent.report_progress(fraction=1.0, message="finished")
+    return "crunched"

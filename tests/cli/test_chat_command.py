@@ -142,6 +142,17 @@ def test_ctrl_c_stops_an_answer_and_a_second_one_quits(chat: Chat, server: LiveS
     assert cli.wait() == 130
 
 
+def test_a_tools_progress_is_printed_under_its_call(chat: Chat, server: LiveServer) -> None:
+    cli = chat("progress")
+    cli.expect("Ctrl-D quits")
+    cli.send("crunch it")
+    assert cli.expect("assistant: Done: crunched\n") == (
+        "\nyou: crunch it\ntool: crunch {}\n  .. milestone: loaded\n  .. 40% · crunching\n"
+        "  .. 100% · finished\n  -> crunched\nassistant: Done: crunched\n")
+    cli.close_stdin()
+    assert cli.wait() == 0
+
+
 def test_a_terminal_gets_answers_as_markdown_wrapped_at_word_boundaries(server: LiveServer) -> None:
     cli = ChatProcess(server.agent_url("cli-chat", "markdown"), "--rich", env={"COLUMNS": "40"})
     try:

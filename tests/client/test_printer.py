@@ -8,7 +8,7 @@ import re
 
 from rich.console import Console
 
-from think.client.printer import Printer, finished_prefix
+from think.client.printer import Printer, StreamView, finished_prefix
 
 ANSWER = ("Intro with **bold**.\n\n1. one\n2. two\n\n```\ncode\n\nmore code\n```\n\n"
           "| a | b |\n|---|---|\n| 1 | 2 |\n\nThe end.")
@@ -61,3 +61,20 @@ def test_a_streamed_answer_ends_as_the_whole_answer_rendered_at_once() -> None:
     assert _visible(streamed_out.getvalue()) == _visible(whole_out.getvalue())
     shown = "\n".join(_visible(whole_out.getvalue()))
     assert "**" not in shown and "Intro with bold." in shown and "more code" in shown and "The end." in shown
+
+
+def test_progress_is_printed_when_it_has_news() -> None:
+    out = io.StringIO()
+    view = StreamView(Printer(Console(file=out, width=80, color_system=None), plain=True))
+    for data in ({"fraction": 0.1, "message": "rows", "toolCallId": "a"},
+                 {"fraction": 0.15, "message": "rows", "toolCallId": "a"},  # not a tenth further: no line
+                 {"fraction": 0.1, "toolCallId": "b"},  # another call keeps its own count
+                 {"fraction": 0.25, "message": "rows", "toolCallId": "a"},
+                 {"fraction": 0.3, "message": "indexing", "toolCallId": "a"},  # new text: a line
+                 {"fraction": 1.0, "message": "indexing", "toolCallId": "a"},
+                 {"phase": "cleanup"}):
+        view.apply({"type": "data-agent-progress", "data": data, "transient": True})
+    view.apply({"type": "data-agent-milestone", "data": {"name": "saved", "sequence": 0}})
+    assert out.getvalue().splitlines() == [
+        "  .. 10% · rows", "  .. 10%", "  .. 25% · rows", "  .. 30% · indexing", "  .. 100% · indexing",
+        "  .. cleanup", "  .. milestone: saved"]

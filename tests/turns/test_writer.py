@@ -61,7 +61,10 @@ async def test_data_parts_reach_the_stream_and_the_stored_reply(data_dir: Path) 
         assert [c["type"] for c in data] == ["data-weather", "data-weather", "data-status", "data-agent-progress",
                                              "data-agent-milestone", "data-agent-milestone", "data-agent-progress"]
         assert data[2]["transient"] is True and data[3]["transient"] is True
-        assert data[3]["data"] == {"fraction": 0.1, "message": "starting"}
+        (call_id,) = [c["toolCallId"] for c in chunks if c["type"] == "tool-input-available"]
+        # Reported from inside the tool: tagged with its call, so a client shows it on that card.
+        assert data[3]["data"] == {"fraction": 0.1, "message": "starting", "toolCallId": call_id}
+        assert data[4]["data"]["toolCallId"] == call_id and data[6]["data"]["toolCallId"] == call_id
         assert data[4]["data"]["name"] == "fetched" and data[4]["data"]["sequence"] == 0
         assert data[4]["data"]["data"] == {"rows": 3} and isinstance(data[4]["data"]["at"], int)
         assert data[5]["data"]["sequence"] == 1

@@ -1,18 +1,20 @@
 """What a message offers in the web UI, in headless Chromium against a live server: the
 alternatives of a regenerated answer ("‹ 2/2 ›"), editing a question into a new branch, copying,
-when a message was written, a "Stopped" note on a stopped answer, and no Regenerate while an
-approval is pending."""
+when a message was written, a "Stopped" note on a stopped answer, no Regenerate while an
+approval is pending, and a running tool's progress on its card."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import httpx
+from starlette.responses import PlainTextResponse
 
 from tests.shared_tools import notify_team
 from tests.ui.conftest import SCREENSHOTS, Browser
-from think import Think
+from think import Think, tool
 from think.models.base import ModelRequest, ToolMessage
 from think.testing import HANG, ScriptedModel, call, text
 from think.testing.models import Reply
@@ -126,3 +128,53 @@ def test_a_stopped_answer_says_so_and_regenerate_waits_for_an_approval(browser: 
     assert run.values["stopped"] == ["Stopped"]
     assert run.values["regenerate_while_pending"] == 0
     assert run.values["stopped_after"] == 1  # still on the stopped answer only
+
+
+class Cruncher(Think):
+    """`crunch` reports progress and a milestone, then waits until `POST …/release`."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.release: anyio.Event | None = None
+
+    def get_model(self) -> ScriptedModel:
+        return ScriptedModel(lambda request: "Crunched." if isinstance(request.messages[-1], ToolMessage)
+                             else call("crunch"))
+
+    def get_tools(self) -> list[Any]:
+        agent = self
+
+        @tool
+        async def crunch() -> str:
+            """Crunch the numbers, slowly."""
+            agent.release = agent.release or anyio.Event()
+            await agent.report_progress(milestone="loaded")
+            await agent.report_progress(fraction=0.4, message="crunching row 4 of 10")
+            await agent.release.wait()
+            return "done"
+
+        return [crunch]
+
+    async def on_request(self, request: Any) -> Any:
+        self.release = self.release or anyio.Event()
+        self.release.set()
+        return PlainTextResponse("released")
+
+
+def test_a_running_tool_shows_its_progress_on_its_card(browser: Browser, serve: Serve) -> None:
+    with serve([Cruncher]) as url:
+        run = browser.run(url, [
+            {"action": "goto", "path": "/#/cruncher/c1"}, {"action": "waitFor", "selector": "#composer-input"},
+            *_send("crunch it"),
+            {"action": "waitFor", "selector": "[data-tool-name=crunch] .tool-progress-bar[aria-valuenow='40']"},
+            {"action": "text", "selector": "[data-tool-name=crunch] .tool-progress-text", "as": "shown"},
+            {"action": "screenshot", "path": str(SCREENSHOTS / "progress.png")},
+            {"action": "eval", "as": "released", "js": "fetch('agents/cruncher/c1/release', {method: 'POST'})"
+                                                     ".then(r => r.text())"},
+            {"action": "waitFor", "selector": "[data-tool-name=crunch][data-tool-state=output-available]"},
+            _answer("Crunched."), _turn_over(),
+            {"action": "count", "selector": ".tool-progress", "as": "after"},
+        ])
+    assert run.values["shown"] == ["40% · crunching row 4 of 10"]
+    assert run.values["released"] == "released"
+    assert run.values["after"] == 0  # a finished call shows its output, not its progress

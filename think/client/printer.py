@@ -25,7 +25,7 @@ from rich.text import Text
 
 from think.messages import JSONObject, Message, ReasoningPart, TextPart, ToolPart
 
-Kind = Literal["you", "assistant", "thinking", "tool", "result", "error", "notice"]
+Kind = Literal["you", "assistant", "thinking", "tool", "result", "progress", "error", "notice"]
 REDRAW_INTERVAL = 0.05
 """Seconds between redraws of the block being streamed (deltas in between are drawn together)."""
 
@@ -43,6 +43,7 @@ _RICH: dict[Kind, _Look] = {
     "thinking": _Look("thinking", "dim", "dim italic"),
     "tool": _Look("⚙ ", "bold cyan", "cyan"),
     "result": _Look("  → ", "green", "green"),
+    "progress": _Look("  ⋯ ", "dim", "dim"),
     "error": _Look("✗ ", "bold red", "red"),
     "notice": _Look("", "", "yellow"),
 }
@@ -52,6 +53,7 @@ _PLAIN: dict[Kind, _Look] = {
     "thinking": _Look("thinking: ", "", ""),
     "tool": _Look("tool: ", "", ""),
     "result": _Look("  -> ", "", ""),
+    "progress": _Look("  .. ", "", ""),
     "error": _Look("error: ", "", ""),
     "notice": _Look("-- ", "", ""),
 }
@@ -272,6 +274,8 @@ class StreamView:
     """Tool calls whose outcome was printed (so a replayed output is not printed twice)."""
     names: dict[str, str] = field(default_factory=dict)
     muted: bool = False
+    progress: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """Per tool call: the fraction and text last printed (a line only when either moves on)."""
 
     def mute(self) -> None:
         self.muted = True
@@ -316,12 +320,33 @@ class StreamView:
                     p.line("error", f"{name} failed: {chunk.get('errorText', '')}")
                 else:
                     p.line("notice", f"{name} was not approved")
+            case "data-agent-progress" | "data-agent-milestone":
+                self._progress(kind, chunk.get("data"))
             case "tool-approval-request":
                 p.line("notice", f"{self.names.get(call_id, 'tool')} needs your approval")
             case "error":
                 p.line("error", str(chunk.get("errorText", "")))
             case _:
                 pass
+
+    def _progress(self, kind: str, data: Any) -> None:
+        """`report_progress` from a tool: a line under its call when the text changes or the
+        fraction moves on by a tenth (or reaches the end); every milestone."""
+        if not isinstance(data, dict):
+            return
+        key = str(data.get("toolCallId", ""))
+        if kind == "data-agent-milestone":
+            self.printer.line("progress", f"milestone: {data.get('name', '')}")
+            return
+        fraction = data.get("fraction")
+        share = float(fraction) if isinstance(fraction, int | float) else -1.0
+        text = str(data.get("message") or data.get("phase") or "")
+        last_share, last_text = self.progress.get(key, (-1.0, ""))
+        if text == last_text and share < 1 and share - last_share < 0.1:
+            return
+        self.progress[key] = (share, text)
+        shown = f"{round(min(max(share, 0.0), 1.0) * 100)}%" if share >= 0 else ""
+        self.printer.line("progress", " · ".join(x for x in (shown, text) if x))
 
     def close(self) -> None:
         self.printer.close_block()

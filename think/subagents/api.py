@@ -9,6 +9,7 @@ from think.messages import JSONObject
 from think.runtime.agent import Agent
 from think.subagents.children import SubAgents, SubAgentStub
 from think.subagents.tools import AgentToolResult, run_agent_tool
+from think.tools.run import current_tool_call
 from think.turns.callbacks import Signal
 from think.turns.runner import new_request_id
 from think.turns.turn import TurnRequest
@@ -80,7 +81,9 @@ class SubAgentAPI:
 
         Progress is a transient `data-agent-progress` part, at most one per 200 ms (a burst keeps
         the first; `fraction >= 1` always goes out). A `milestone` is a `data-agent-milestone`
-        part kept in the reply, numbered from 0 per agent. "inactive" outside a turn.
+        part kept in the reply, numbered from 0 per agent. Reported from a tool, both carry that
+        call's `toolCallId`: the web UI shows them on its card, `think chat` under it. "inactive"
+        outside a turn.
         """
         think = cast("Think", self)
         if in_turn_writer(think) is None:
@@ -95,12 +98,13 @@ class SubAgentAPI:
             fields["phase"] = str(phase)
         if data is not None:
             fields["data"] = data
+        if (call_id := current_tool_call()) is not None:
+            fields["toolCallId"] = call_id  # reported from a tool: clients show it on that call
         if milestone:
             if self._milestones is None:
                 self._milestones = sum(1 for m in think.messages for part in m.parts
                                        if part.type == "data-agent-milestone")
-            sequence, self._milestones = self._milestones, self._milestones + 1
-            self._progress_at = now
+            sequence, self._milestones = self._milestones, self._milestones + 1  # (not rate-limited)
             payload = {"name": milestone, "sequence": sequence, "at": int(now * 1000), **fields}
             await write_data(think, "agent-milestone", payload, id=f"milestone-{sequence}")
             return "emitted"

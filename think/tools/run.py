@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -13,6 +14,13 @@ from think.messages import JSONObject
 from think.tools.tool import Tool, ToolContext, jsonable_output
 
 log = logging.getLogger("think.tools")
+_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("think_tool_call", default=None)
+
+
+def current_tool_call() -> str | None:
+    """The id of the tool call whose `execute` the current task is running, if any (progress a
+    tool reports is tagged with it, so a client shows it on that call)."""
+    return _CALL.get()
 
 OnPreliminary = Callable[[Any], Awaitable[None]]
 
@@ -43,6 +51,7 @@ async def run_tool(tool: Tool, arguments: JSONObject, ctx: ToolContext,
                    *, on_preliminary: OnPreliminary | None = None) -> ToolResult:
     """Run `tool.execute`; an async generator's values before the last are preliminary outputs."""
     assert tool.execute is not None, "client tools are not run on the server"
+    token = _CALL.set(ctx.tool_call_id or None)
     try:
         result = tool.execute(arguments, ctx)
         if inspect.isasyncgen(result):
@@ -62,4 +71,6 @@ async def run_tool(tool: Tool, arguments: JSONObject, ctx: ToolContext,
     except Exception as exc:  # a bug in the tool: tell the model, log the traceback
         log.exception("tool %s crashed", tool.name)
         return ToolResult.failed(ctx.tool_call_id, tool.name, f"{type(exc).__name__}: {exc}")
+    finally:
+        _CALL.reset(token)
     return ToolResult.ok(ctx.tool_call_id, tool.name, jsonable_output(output))

@@ -37,6 +37,7 @@ import {
   type CallContext,
   type ToolActions,
   type ToolPart,
+  type ToolProgress,
 } from "./parts";
 
 type Connection = "connecting" | "open" | "closed";
@@ -129,6 +130,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
 
   const [filesOpen, setFilesOpen] = useFilesPanel();
   const [turnError, setTurnError] = useState<string | null>(null);
+  const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
   const {
     messages,
     sendMessage,
@@ -146,6 +148,15 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
     connectionError,
   } = useAgentChat({
     agent,
+    onData: (part) => {
+      // report_progress from a tool: a transient part the hook does not keep; remember the latest per call.
+      if (part.type !== "data-agent-progress") return;
+      const data = (part as { data?: unknown }).data as (ToolProgress & { toolCallId?: unknown }) | undefined;
+      if (!data || typeof data.toolCallId !== "string") return;
+      const { toolCallId, ...rest } = data;
+      const id = toolCallId as string;
+      setProgress((current) => ({ ...current, [id]: { ...current[id], ...rest } }));
+    },
     onTurnEnd: (event) => {
       if (event.outcome === "error" && !event.replay) setTurnError(event.error || "The reply failed.");
     },
@@ -200,6 +211,18 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
     [busy, offline, serverTools, isRecovering],
   );
   const groups = useMemo(() => groupMessages(messages), [messages]);
+  // Milestones are kept in the reply: the latest per call, for its card (after a reload too).
+  const milestones = useMemo(() => {
+    const found: Record<string, string> = {};
+    for (const message of messages) {
+      for (const part of message.parts) {
+        if (part.type !== "data-agent-milestone") continue;
+        const data = (part as { data?: { toolCallId?: unknown; name?: unknown } }).data;
+        if (data && typeof data.toolCallId === "string" && typeof data.name === "string") found[data.toolCallId] = data.name;
+      }
+    }
+    return found;
+  }, [messages]);
   const lastGroup = groups[groups.length - 1];
 
   // --- the conversation tree: timestamps, alternatives ("‹ 2/3 ›"), editing a question ---------
@@ -505,6 +528,11 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                                 context={callContext(part, isLast)}
                                 canAct={isLast}
                                 actions={actions}
+                                progress={
+                                  progress[part.toolCallId] || milestones[part.toolCallId]
+                                    ? { milestone: milestones[part.toolCallId], ...progress[part.toolCallId] }
+                                    : undefined
+                                }
                               />
                             );
                           }

@@ -54,6 +54,9 @@ type Status = { label: string; tone: "busy" | "ok" | "warn" | "error" | "muted" 
 
 /** Where a call stands for this page: `busy` (a turn streams), `offline` (the socket is down),
  * and whether the page may be asked to run it (`pageRuns`: not one of the server's tools). */
+/** What a running tool last said about itself (`report_progress`: a transient part, or a milestone). */
+export type ToolProgress = { fraction?: number; message?: string; phase?: string; milestone?: string };
+
 export type CallContext = { busy: boolean; offline: boolean; pageRuns: boolean; recovering: boolean };
 
 function toolStatus(part: ToolPart, { busy, offline, pageRuns, recovering }: CallContext): Status {
@@ -145,12 +148,15 @@ export const ToolCall = memo(function ToolCall({
   context,
   canAct,
   actions,
+  progress,
 }: {
   part: ToolPart;
   context: CallContext;
   /** Whether this part belongs to the latest turn, so buttons may act on it. */
   canAct: boolean;
   actions: ToolActions;
+  /** The latest progress the call reported, shown while it runs. */
+  progress?: ToolProgress;
 }) {
   const name = toolName(part);
   const status = toolStatus(part, context);
@@ -200,6 +206,9 @@ export const ToolCall = memo(function ToolCall({
           <Chevron />
         </span>
       </button>
+      {progress && (part.state === "input-available" || part.state === "input-streaming") ? (
+        <ProgressLine progress={progress} />
+      ) : null}
       {open ? (
         <div className="tool-body">
           {hasInput || part.state === "input-streaming" ? (
@@ -355,6 +364,34 @@ export function TextPart({ text, streaming }: { text: string; streaming: boolean
   return (
     <div className={`text-part${streaming ? " is-streaming" : ""}`}>
       <Markdown text={text} />
+    </div>
+  );
+}
+
+function ProgressLine({ progress }: { progress: ToolProgress }) {
+  const fraction = typeof progress.fraction === "number" ? Math.min(1, Math.max(0, progress.fraction)) : null;
+  const text = progress.message ?? progress.milestone ?? progress.phase ?? "";
+  return (
+    <div className="tool-progress">
+      {fraction !== null ? (
+        <div
+          className="tool-progress-bar"
+          role="progressbar"
+          aria-valuemin={0}
+          aria-valuemax={100}
+          aria-valuenow={Math.round(fraction * 100)}
+          aria-label="Progress"
+        >
+          <span style={{ width: `${fraction * 100}%` }} />
+        </div>
+      ) : null}
+      {text || fraction !== null ? (
+        <span className="tool-progress-text">
+          {fraction !== null ? `${Math.round(fraction * 100)}%` : ""}
+          {fraction !== null && text ? " · " : ""}
+          {text}
+        </span>
+      ) : null}
     </div>
   );
 }
