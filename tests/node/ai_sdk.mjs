@@ -160,6 +160,18 @@ const scenarios = {
     return { asked, page: page.state(), transcript: await page.transcript() };
   },
 
+  async denied(room) {
+    const page = new Page(room, { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await page.chat.sendMessage({ text: "remove old.txt" });
+    await page.settled();
+    const part = page.last().parts.find((p) => p.state === "approval-requested");
+    if (!part) throw new Error("no approval was requested");
+    await page.chat.addToolApprovalResponse({ id: part.approval.id, approved: false, reason: "not today" });
+    await waitFor("the continuation", () => textOf(page.last()).includes("Kept it"));
+    await page.settled();
+    return { page: page.state(), transcript: await page.transcript() };
+  },
+
   async clientTool(room) {
     const page = new Page(room, {
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,

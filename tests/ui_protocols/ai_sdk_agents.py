@@ -4,7 +4,9 @@
   continuation after its answer streams `w01 w02 w03 `, waits for the `open_gate` RPC, then
   `w04 w05`;
 * a batch: `two cities` calls `get_city` twice in one step (`call_a`, `call_b`), and once both
-  are answered says `Both: <a> and <b>.`"""
+  are answered says `Both: <a> and <b>.`;
+* `remove P` calls `danger` (needs approval), then says `Removed <P>.`, or, denied,
+  `Kept it: <the denial>.`"""
 
 from __future__ import annotations
 
@@ -24,6 +26,14 @@ def batch_script(request: ModelRequest) -> Reply:
     return [call("get_city", id="call_a"), call("get_city", id="call_b")]
 
 
+def remove_script(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if isinstance(last, ToolMessage):
+        (result,) = last.results
+        return f"Kept it: {result.output}." if result.is_error else f"Removed {result.output['deleted']}."
+    return call("danger", id="call_remove", path=request.last_user_text.removeprefix("remove").strip())
+
+
 class AiSdkChat(NodeChat):
     """Served at `/agents/ai-sdk-chat/<name>`."""
 
@@ -38,4 +48,6 @@ class AiSdkChat(NodeChat):
             return GatedModel(self.gate)
         if users and users[-1].text.startswith("two cities"):
             return ScriptedModel(batch_script, chunk_delay=CHUNK_DELAY)
+        if users and users[-1].text.startswith("remove"):
+            return ScriptedModel(remove_script, chunk_delay=CHUNK_DELAY)
         return super().get_model()

@@ -119,6 +119,16 @@ def test_an_approval_answered_with_add_tool_approval_response(ai_sdk_run: AiSdkR
     assert [m["role"] for m in outcome["transcript"]] == ["user", "assistant", "assistant"]
 
 
+def test_a_denied_approval_is_denied_on_the_server(ai_sdk_run: AiSdkRun) -> None:
+    outcome = ai_sdk_run.scenario("denied")
+    page = outcome["page"]
+    (_, reply) = _shape(page["messages"])
+    assert reply[2][1][:2] == ("tool-danger", "output-denied")
+    assert reply[2][-1][0] == "text" and reply[2][-1][1].startswith("Kept it: ")
+    assert "Removed" not in json.dumps(outcome["transcript"])
+    assert _as_shown(outcome["transcript"]) == _shape(page["messages"])
+
+
 def test_a_client_tool_answered_with_add_tool_output(ai_sdk_run: AiSdkRun) -> None:
     outcome = ai_sdk_run.scenario("clientTool")
     page = outcome["page"]

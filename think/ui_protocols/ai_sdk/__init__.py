@@ -40,7 +40,7 @@ from think.server.agents import AgentHost
 from think.turns.tool_results import mid_batch
 from think.ui_protocols import ProtocolContext, UIProtocol
 from think.ui_protocols.ai_sdk.answers import AnswerRefused, answers_in, apply_answers
-from think.ui_protocols.ai_sdk.stream import DONE, HEADERS, ChatStream, Frame
+from think.ui_protocols.ai_sdk.stream import DONE, HEADERS, ChatStream, Frame, sse
 
 log = logging.getLogger("think.ui_protocols.ai_sdk")
 
@@ -135,16 +135,18 @@ class _Endpoints:
             answers = answers_in(host, messages, frame)
             if answers.frames:  # the reply is the continuation the answers ask for
                 try:
-                    continuation = await apply_answers(host, stream, answers.frames)
+                    applied = await apply_answers(host, stream, answers.frames)
                 except AnswerRefused as exc:
                     await release()
                     return _error(409, str(exc))
-                if continuation is None:  # queued behind a running continuation: follow what runs
+                stream.prefix = b"".join(sse({"type": "tool-output-denied", "toolCallId": call_id})
+                                         for call_id in applied.denied)
+                if applied.continuation is None:  # queued behind a running continuation: follow what runs
                     return await self._follow(request, host, stream, release)
                 if _waits_for_client(host):  # the rest of the batch is still to be answered
                     await release()
-                    return Response(DONE, headers=HEADERS)
-                stream.request_id = continuation
+                    return Response(stream.prefix + DONE, headers=HEADERS)
+                stream.request_id = applied.continuation
                 return _EventStream(stream, stream.take(), release)
             if answers.repeated:  # sent again (a retry): the stream it started, if it still runs
                 return await self._follow(request, host, stream, release, idle=_error(

@@ -86,10 +86,18 @@ def answers_in(host: AgentHost, messages: Sequence[Any], request: ChatRequest) -
     return out
 
 
-async def apply_answers(host: AgentHost, stream: ChatStream, frames: list[dict[str, Any]]) -> str | None:
-    """Hand the answers to the chat channel as the answering connection; the request id of the
-    continuation they asked for (None: one is running and this one waits behind it). Raises
-    `AnswerRefused` when none was taken."""
+@dataclass
+class Applied:
+    continuation: str | None
+    """The request id of the continuation the answers asked for (None: one is running, this
+    one waits behind it)."""
+    denied: list[str]
+    """Calls denied by these answers: no continuation chunk says so, the response must."""
+
+
+async def apply_answers(host: AgentHost, stream: ChatStream, frames: list[dict[str, Any]]) -> Applied:
+    """Hand the answers to the chat channel as the answering connection. Raises `AnswerRefused`
+    when none was taken."""
     chat = host.chat
     assert chat is not None
     agent = host.agent
@@ -106,16 +114,22 @@ async def apply_answers(host: AgentHost, stream: ChatStream, frames: list[dict[s
         refusals += [str(f.data.get("error")) for f in stream.take() if f.type == "cf_agent_protocol_error"]
     if len(refusals) == len(frames):
         raise AnswerRefused("; ".join(refusals) or "The tool answers were refused")
+    history = agent.session.history()
+    denied = []
+    for wire in frames:
+        found = find_part(history, wire["toolCallId"], frozenset({"output-denied"}))
+        if wire["type"] == "cf_agent_tool_approval" and not wire["approved"] and found is not None:
+            denied.append(str(wire["toolCallId"]))
     pending = agent.continuations.pending
     if pending is None:
-        return None
+        return Applied(None, denied)
     if pending.owner == stream.id:
         # A tab that asked for a continuation streams it itself, so the resume handshake keeps it
         # from other tabs while that tab is open. An HTTP response is no tab: a reloaded page
         # must be able to resume the continuation at once, whether or not this response has
         # been seen to close yet.
         pending.owner = None
-    return pending.request_id
+    return Applied(pending.request_id, denied)
 
 
 def _tool_name(part: dict[str, Any]) -> str:

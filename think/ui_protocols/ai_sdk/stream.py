@@ -82,6 +82,8 @@ class ChatStream(Connection):
         self._ready = anyio.Event()
         self._ended = False
         self._last_seq = -1
+        self.prefix = b""
+        """Chunks to send before the stream's own (what the request changed that it does not say)."""
         self.rebase: Message | None = None
         """The stored message the followed stream continues (its `start` becomes that message)."""
 
@@ -158,7 +160,9 @@ class ChatStream(Connection):
         return b"".join(sse(c) for c in message_chunks(base))
 
     async def events(self, first: list[Frame] | None = None) -> AsyncIterator[bytes]:
-        """The SSE body: `first` (frames already taken), then the live frames, to `[DONE]`."""
+        """The SSE body: `prefix`, `first` (frames already taken), then the live frames, to `[DONE]`."""
+        if self.prefix:
+            yield self.prefix
         for frame in first or ():
             chunk, over = self.encode(frame)
             if chunk:
