@@ -1,4 +1,5 @@
-"""A process that launches browser tools' own Chromium, prints its pid, then waits to be killed."""
+"""A process that launches browser tools' own Chromium, prints its pid and profile directory,
+then waits to be killed (or, given `exit`, ends without closing the tools)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from think.tools.browser import create_browser_tools
 async def main() -> None:
     tools = create_browser_tools(allowlist=["**"], executable=sys.argv[1])
     await tools.browser.link()
-    print(tools.browser.pid, flush=True)
-    await asyncio.Event().wait()
+    chromium = tools.browser.chromium
+    assert chromium is not None
+    print(chromium.pid, chromium.profile, flush=True)
+    if sys.argv[2:] != ["exit"]:
+        await asyncio.Event().wait()
 
 
 asyncio.run(main())

@@ -48,17 +48,33 @@ async def test_a_killed_browser_is_relaunched(site: BrowserSite) -> None:
     assert tools.browser.pid is None
 
 
+def owner(*args: str) -> tuple[subprocess.Popen[bytes], int, str]:
+    """A Python process that owns a browser: (process, browser pid, profile directory)."""
+    command = [sys.executable, "-m", "tests.tools.browser.owner_child", chromium_binary(), *args]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert child.stdout is not None
+    pid, profile = child.stdout.readline().decode().split()
+    return child, int(pid), profile
+
+
 async def test_the_browser_dies_with_its_python_process() -> None:
-    command = [sys.executable, "-m", "tests.tools.browser.owner_child", chromium_binary()]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE,  # noqa: ASYNC220 - waited for after its SIGKILL
-                             env={**os.environ, "PYTHONPATH": os.getcwd()})
+    child, pid, _profile = owner()
     try:
-        assert child.stdout is not None
-        pid = int(child.stdout.readline())
         assert alive(pid)
         child.kill()  # SIGKILL: no atexit, no cleanup; only the parent-death signal is left
         child.wait()
         await eventually(lambda: not alive(pid), within=30)
+    finally:
+        child.kill()
+        child.wait()
+
+
+async def test_a_python_process_that_exits_takes_its_browser_and_profile() -> None:
+    child, pid, profile = owner("exit")
+    try:
+        assert child.wait(timeout=60) == 0
+        assert not alive(pid)
+        assert not Path(profile).exists()  # noqa: ASYNC240 - removed by the atexit hook
     finally:
         child.kill()
         child.wait()

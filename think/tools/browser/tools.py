@@ -160,6 +160,10 @@ class BrowserTools(Mapping[str, Tool]):
             **self.session_schema()}, "required": ["url", *required]}
 
         async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Result:
+            decision = self.browser.policy.check(str(arguments["url"]))
+            if not decision:  # refused before any browser or page is started for it
+                return failure("disallowed_url", decision.reason, url=str(arguments["url"]))
+
             async def work(page: Page) -> Result:
                 state = await page.navigate(str(arguments["url"]))
                 found = await action(self, page, state, ctx, arguments)
