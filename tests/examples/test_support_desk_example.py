@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import anyio
+
 from tests.chat.live_server import serve_in_thread
+from tests.submissions.server_process import think_serve_process
 from think import create_app, open_agent
 from think.client import AgentClient
-from think.messages import ToolPart
+from think.messages import Message, ToolPart
 from think.protocol.frames import ToolApproval
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_desk.py"
@@ -81,3 +84,35 @@ async def test_the_approval_comes_from_a_client_over_the_websocket(tmp_path: Pat
             assert client.messages[-1].text == "Refunded 42.00 to ada@example.com on T-1001."
             files = await client.call("read_workspace_file", "/tickets/T-1001.json")
             assert json.loads(files["content"])["status"] == "refunded"
+
+
+def test_a_pending_refund_survives_a_killed_server_and_runs_once_approved(tmp_path: Path) -> None:
+    """`kill -9` while the refund waits for approval: the restarted server still has the waiting call,
+    and the approval runs the refund exactly once."""
+    target = [f"{EXAMPLE}:OfflineSupportDesk"]
+    env = {"THINK_DATA_DIR": str(tmp_path / "served")}
+    with think_serve_process(target, env, ready_path="/_think/health") as server:
+        async def ask() -> str:
+            async with AgentClient.connect(f"{server.ws}/agents/offline-support-desk/kill", turn_timeout=20,
+                                           wait_timeout=10) as client:
+                await (await client.send_chat("Ticket T-1001 was charged twice: refund the duplicate."))
+                [waiting] = [p for p in client.messages[-1].tool_parts if p.state == "approval-requested"]
+                return waiting.tool_call_id
+
+        call_id = anyio.run(ask)
+        server.kill()
+
+    with think_serve_process(target, env, ready_path="/_think/health") as server:
+        async def approve() -> list[Message]:
+            async with AgentClient.connect(f"{server.ws}/agents/offline-support-desk/kill", turn_timeout=20,
+                                           wait_timeout=10) as client:
+                [waiting] = [p for p in client.messages[-1].tool_parts if p.state == "approval-requested"]
+                assert waiting.tool_call_id == call_id
+                await client.send(ToolApproval(tool_call_id=call_id, approved=True, auto_continue=True))
+                await client.wait_until(lambda c: c.messages[-1].text.startswith("Refunded"))
+                ticket = json.loads((await client.call("read_workspace_file", "/tickets/T-1001.json"))["content"])
+                assert ticket["notes"] == ["Refunded 42.00: a duplicate charge"]  # once
+                return await client.get_messages()
+
+        transcript = anyio.run(approve)
+    assert [p.state for m in transcript for p in m.tool_parts] == ["output-available", "output-available"]
