@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 
 from think import Think
+from think.harness import HarnessSession, HarnessSessions, ThinkHarness
 from think.sessions.manager import Sessions
 from think.sessions.session import Session
 
@@ -26,7 +27,8 @@ SHAPE: dict[str, dict[str, list[str]]] = {
             "on_submission_status", "read_resource", "read_workspace_file", "reattach_run",
             "regenerate", "reject_execution", "remove_context", "remove_mcp_server",
             "report_progress", "run", "run_agent_tool", "run_due_schedules", "run_turn",
-            "save_messages", "set_state", "sub_agent", "submit_messages", "switch_branch", "wait_for_submission",
+            "save_messages", "set_state", "sub_agent", "submit_messages", "switch_branch", "tool_approval",
+            "wait_for_submission",
             "wait_until_stable", "write_data",
         ],
         "sync": [
@@ -59,6 +61,13 @@ SHAPE: dict[str, dict[str, list[str]]] = {
             "unsettled", "with_cached_prompt", "with_context", "with_searchable_history",
         ],
     },
+    "ThinkHarness": {"async": [], "sync": ["of", "session"]},
+    "HarnessSession": {
+        "async": ["abort", "add_tool_result", "chat", "compact", "continue_", "prompt", "regenerate", "reset",
+                  "submit", "wait"],
+        "sync": ["branches", "in_flight", "inspect", "messages", "pending", "search", "subscribe"],
+    },
+    "HarnessSessions": {"async": [], "sync": ["create", "fork", "list"]},
     "Sessions": {
         "async": [],
         "sync": [
@@ -83,7 +92,7 @@ def shape(cls: type) -> dict[str, list[str]]:
 
 
 def test_the_public_methods_keep_their_sync_or_async_shape() -> None:
-    for cls in (Think, Session, Sessions):
+    for cls in (Think, Session, Sessions, ThinkHarness, HarnessSession, HarnessSessions):
         assert shape(cls) == SHAPE[cls.__name__], (
             f"{cls.__name__}'s public methods changed: a method that became sync or async breaks every "
             "caller; add a new name with a deprecation shim, then update SHAPE")

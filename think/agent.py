@@ -35,6 +35,7 @@ from think.hooks import (
     StepConfig,
     StepContext,
     StepRecord,
+    ToolCall,
     ToolCallContext,
     ToolCallResultContext,
     ToolDecision,
@@ -121,6 +122,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     message_concurrency: MessageConcurrency = "queue"
     """What a chat message sent while a turn runs does: `"queue"`, `"latest"`, `"merge"`, `"drop"`, `"steer"`
     or `{"strategy": "debounce", "debounce": 0.75}` (seconds; see `think.turns.concurrency`)."""
+    reserved_metadata_keys: tuple[str, ...] = ()
+    """Message metadata keys clients may not set (stripped from their messages), besides the
+    server's own `channel`, `turnMetadata` and `usage` (see `think.turns.trust`)."""
     chat_recovery: ChatRecoveryPolicy = ChatRecoveryPolicy()
     """Budgets for finishing turns a crash or a stalled stream interrupted (see `think.recovery`)."""
     chat_stream_stall_timeout: float = 0.0
@@ -234,6 +238,10 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
 
     async def after_tool_call(self, ctx: ToolCallResultContext) -> None:
         return None
+
+    async def tool_approval(self, call: ToolCall) -> bool:
+        """True to ask a person before running this call, on top of the tool's own `needs_approval`."""
+        return False
 
     async def on_step_finish(self, step: StepRecord) -> None:
         return None

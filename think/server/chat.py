@@ -197,7 +197,7 @@ class ChatChannel:
         live = agent.streams.live
         kinds = client_tool_kinds(self.agent, frame.client_tools)
         try:
-            incoming = reconcile(frame.messages, session, kinds=kinds,
+            incoming = reconcile(frame.messages, session, kinds=kinds, reserved=agent.reserved_metadata_keys,
                                  in_flight=live.message_id if live is not None else None)
         except (Refused, InvalidMessage) as exc:
             self._refuse(connection, request_id, str(exc))

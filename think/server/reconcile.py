@@ -55,7 +55,7 @@ def _text(message: Message) -> str:
 
 
 def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds,
-              in_flight: str | None = None) -> Incoming:
+              in_flight: str | None = None, reserved: Sequence[str] = ()) -> Incoming:
     """Check and map a client's transcript against `session` (see the module docstring).
 
     `kinds` says which tools a client answers for; `in_flight` is the id of the reply streaming
@@ -98,7 +98,7 @@ def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds
             adopted.add(match)
             out.ids.append(match)
             continue
-        out.fresh.append(from_web(message))
+        out.fresh.append(from_web(message, reserved))
         out.ids.append(message_id)
     return out
 

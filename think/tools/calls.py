@@ -122,14 +122,21 @@ async def announce_call(c: PendingCall, tools: Mapping[str, Tool], send: Emit, c
     await send(available)
     if tool.is_client_tool:
         c.waits = "client"
-    elif asked := await tool.approval_request(c.input, replace(ctx, tool_call_id=c.id, tool_name=c.name)
-                                              if ctx is not None else None):
+    elif asked := (await tool.approval_request(c.input, replace(ctx, tool_call_id=c.id, tool_name=c.name)
+                                               if ctx is not None else None)
+                   or await _agent_asks(ctx, ToolCall(id=c.id, name=c.name, input=c.input))):
         c.waits = "approval"
         request: JSONObject = {"type": "tool-approval-request", "approvalId": f"approval-{new_id(12)}",
                                "toolCallId": c.id}
         if isinstance(asked, dict):
             request["approvalDescriptor"] = asked
         await send(request)
+
+
+async def _agent_asks(ctx: ToolContext | None, call: ToolCall) -> bool:
+    """The agent's `tool_approval(call)` (a harness's `tool_approval` option), if it has one."""
+    decide = getattr(ctx.agent, "tool_approval", None) if ctx is not None else None
+    return bool(await decide(call)) if decide is not None else False
 
 
 def _json_safe(value: JSONObject) -> JSONObject:

@@ -95,7 +95,8 @@ class BranchAPI:
             raise ProtocolError(f"edit_message: {message_id!r} is a {old.role} message; only user messages "
                                 "can be edited (regenerate an answer instead)")
         parts = [TextPart(text=text), *(p for p in old.parts if not isinstance(p, TextPart))]  # files stay
-        edited = from_web(Message(id=new_request_id(), role="user", parts=parts))
+        edited = from_web(Message(id=new_request_id(), role="user", parts=parts),
+                          agent.reserved_metadata_keys)
         parent = history[index - 1].id if index > 0 else NEW_ROOT
         await agent.add_messages([edited], parent_id=parent)  # stored (and shown) before the answer
         request_id = new_request_id()

@@ -6,8 +6,11 @@ and approvals through `think.turns.tool_results`). A client may:
 
 * send a message the server has only under the role the server stored it with, add no `system`
   message, and add no assistant message the server did not write (`check_known`, `check_new`);
-* never set the server's metadata keys (`channel`, `turnMetadata`, `usage`): they are stripped from its
-  new messages, and user messages get `channel: "web"` (`from_web`);
+* never set the server's metadata keys (`channel`, `turnMetadata`, `usage`, and the agent's
+  `reserved_metadata_keys`): they are stripped from its new messages, and user messages get
+  `channel: "web"` (`from_web`);
+* through the harness (`ThinkHarness`, `source="client"`), add only user messages, and never one
+  whose id the session already stores on any branch (`client_input`);
 * give a tool result only for a **client tool**'s call (a tool without `execute` among the
   agent's tools, or one the browser registered that is not a server tool) that waits for its
   output (`input-available`, or `approval-responded` once approved) (`check_result`). The same
@@ -24,7 +27,7 @@ is trusted and does not pass through here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,13 +92,31 @@ def check_new(index: int, message_id: str, *, role: str, adopted: str | None = N
                       f"write (id {message_id!r})")
 
 
-def from_web(message: Message) -> Message:
-    """A client's new message as stored: server-only metadata out, `channel: "web"` in."""
-    metadata = {k: v for k, v in message.metadata.items() if k not in SERVER_ONLY_METADATA} \
+def from_web(message: Message, reserved: Iterable[str] = ()) -> Message:
+    """A client's new message as stored: server-only metadata (and the agent's
+    `reserved_metadata_keys`, `reserved`) out, `channel: "web"` in."""
+    banned = {*SERVER_ONLY_METADATA, *reserved}
+    metadata = {k: v for k, v in message.metadata.items() if k not in banned} \
         if isinstance(message.metadata, dict) else {}
     if message.role == "user":
         metadata["channel"] = "web"
     return message.model_copy(update={"metadata": metadata or None})
+
+
+UnansweredReason = Literal["client_role", "not_client_tool", "duplicate", "interrupted", "aborted"]
+"""Why a harness operation got no answer (data, not an exception; see `think.harness`)."""
+
+
+def client_input(messages: Sequence[Message], *, stored: Callable[[str], bool],
+                 reserved: Iterable[str] = ()) -> tuple[list[Message], UnansweredReason | None]:
+    """A harness input from a client (`source="client"`): the messages to store, or why none are.
+
+    Only user messages (anything else: `client_role`); a message whose id the session already
+    stores on any branch is dropped (all dropped: `duplicate`); reserved metadata is stripped."""
+    if any(m.role != "user" for m in messages):
+        return [], "client_role"
+    kept = [from_web(m, reserved) for m in messages if not stored(m.id)]
+    return (kept, None) if kept else ([], "duplicate")
 
 
 # ---- which tools a client answers for -------------------------------------------------------------
