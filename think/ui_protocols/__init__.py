@@ -104,7 +104,18 @@ def available_protocols() -> list[str]:
     return list(dict.fromkeys(names))
 
 
+NEEDS: dict[str, str] = {"a2a": "a2a.server"}
+"""Built-ins whose SDK is an optional extra (`think-agents[a2a]`): the module it must provide."""
+
+
 def _find_builtin(name: str) -> bool:
+    needs = NEEDS.get(name)
+    if needs is not None:
+        try:
+            if importlib.util.find_spec(needs) is None:
+                return False
+        except ModuleNotFoundError:  # the parent package is missing
+            return False
     return importlib.util.find_spec(BUILTIN[name]) is not None
 
 

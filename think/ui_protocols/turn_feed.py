@@ -216,6 +216,12 @@ class TurnFeed:
 
     # ---- following -------------------------------------------------------------------------------
 
+    async def next_event(self, within: float | None = None) -> FeedEvent | None:
+        """The next event of any turn (or state change); None when `within` seconds pass first."""
+        with anyio.move_on_after(within):
+            return await self._receive.receive()
+        return None
+
     async def events(self, request_id: str | None) -> AsyncIterator[FeedEvent]:
         """The events of turn `request_id` (None: the next turn that starts) and state changes,
         ending with its `TurnFinished`, or with `ChannelEnded` when it ended without a turn."""
