@@ -47,10 +47,21 @@ def from_a2a(message: A2AMessage) -> Message:
             data = base64.b64encode(part.raw).decode()
             parts.append(FilePart(media_type=media, url=f"data:{media};base64,{data}", filename=part.filename or None))
         elif kind == "data":
-            value = MessageToDict(part)["data"]
+            value = plain(MessageToDict(part)["data"])
             parts.append(TextPart(text=orjson.dumps(value).decode()))
     metadata = MessageToDict(message.metadata) if message.HasField("metadata") else None
     return from_web(Message(id=str(uuid.uuid4()), role="user", parts=parts, metadata=metadata or None))
+
+
+def plain(value: Any) -> Any:
+    """A protobuf `Value` as read (numbers are doubles there): whole numbers back to ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
 
 
 def to_a2a(message: Message, *, context_id: str, task_id: str) -> A2AMessage:
@@ -96,7 +107,7 @@ def answers_in(message: A2AMessage) -> list[Answer]:
             if word in YES or word in NO:
                 out.append(Approval(word in YES))
         elif kind == "data":
-            value = MessageToDict(part).get("data")
+            value = plain(MessageToDict(part).get("data"))
             if not isinstance(value, dict):
                 continue
             call = value.get("toolCallId")
