@@ -215,6 +215,10 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
               for cls in classes]
     if "ai-sdk" in protocols:
         lines.append(f"  ai-sdk http://{shown}:{port}/agents/<agent>/<name>/chat  (useChat's DefaultChatTransport)")
+    if "ag-ui" in protocols:
+        lines.append(f"  ag-ui  http://{shown}:{port}/agents/<agent>/<name>/ag-ui  (AG-UI: RunAgentInput → events)")
+    if "a2a" in protocols:
+        lines.append(f"  a2a    http://{shown}:{port}/.well-known/agent-card.json  (JSON-RPC at /agents/<agent>/a2a)")
     if mcp:
         lines.append(f"  mcp   http://{shown}:{port}/mcp  (streamable HTTP: a chat_<agent> tool per agent)")
         if host in ("0.0.0.0", "::") and not mcp_hosts:
