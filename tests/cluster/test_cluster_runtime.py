@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from typing import ClassVar
 
+import anyio
+import psycopg
 import pytest
 
 from think import Agent
@@ -78,3 +80,53 @@ async def test_a_node_whose_session_dies_leaves_every_commit_and_an_orphan(datab
         await b.close()
         a._store = None
         await a.close()
+
+
+class Ticker(Notes):
+    agent_class_name = "ticker"
+
+    async def tick(self, payload: str) -> None:
+        self.add(f"tick {payload}")
+
+
+async def test_a_schedule_fires_on_another_node_after_the_node_that_set_it_died(database: str) -> None:
+    a, b = _node(database, "a"), _node(database, "b")
+    try:
+        agent = await a.get(Ticker, "t")
+        agent.schedule(60, "tick", "later")
+        due = agent.schedules.next_due()
+        assert due is not None and b.alarms.earliest() == due  # the alarm index is the cluster's
+        assert await b.fire_due_alarms(now=due) == 0  # open on a, which fires its own alarms
+        a.store._conn.close()  # a dies with the schedule pending
+        b.register(Ticker)
+        assert await b.fire_due_alarms(now=due + 1) == 1
+        assert (await b.get(Ticker, "t")).bodies() == ["tick later"]
+        assert b.alarms.earliest() is None
+    finally:
+        await b.close()
+        a._store = None
+        await a.close()
+
+
+async def test_an_agent_changing_hands_is_waited_for(database: str) -> None:
+    """Its lock is held by a session that has not recorded itself as the owner yet (the instant
+    between a process's lock and its row): `get` waits, then opens it once the lock is free."""
+    from think.cluster.store import lock_key
+
+    b = _node(database, "b")
+    holder = await psycopg.AsyncConnection.connect(database, autocommit=True)
+    try:
+        await holder.execute("SELECT pg_advisory_lock(%s)", (lock_key("notes/h"),))
+        b.store  # noqa: B018 - connect before the race
+
+        async def let_go() -> None:
+            await anyio.sleep(0.3)
+            await holder.execute("SELECT pg_advisory_unlock(%s)", (lock_key("notes/h"),))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(let_go)
+            agent = await b.get(Notes, "h")
+        assert agent.bodies() == []
+    finally:
+        await holder.close()
+        await b.close()

@@ -22,6 +22,7 @@ import socket
 import tempfile
 import uuid
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 
@@ -37,6 +38,15 @@ from think.storage import Database
 from think.storage.template import remove_database, schema_image
 
 log = logging.getLogger("think.cluster")
+A = TypeVar("A", bound=Agent)
+
+
+HANDOVER_WAIT = 5.0
+"""Seconds `get` waits for an agent that is changing hands (locked, but its owner not recorded)."""
+
+
+class ChangingHands(StorageError):
+    """The agent's lock is held but no process is recorded as its owner (for a moment)."""
 
 
 def agent_key(cls: type[Agent], name: str) -> str:
@@ -113,9 +123,20 @@ class ClusterRuntime(EmbeddedRuntime):
 
     def _owner_url(self, key: str) -> str:
         url = self.store.owner_url(key)
-        if url is None:  # changing hands this instant: the client tries again
-            raise StorageError(f"{key} is changing hands; try again")
+        if url is None:  # locked by a process that has not recorded itself yet, or just let go
+            raise ChangingHands(f"{key} is changing hands; try again")
         return url
+
+    async def get(self, cls: type[A], name: str) -> A:
+        """As the embedded runtime's; `AgentElsewhere` if another process has it open. An agent
+        that is changing hands this instant (its lock taken, its owner not yet recorded) is
+        waited for, `HANDOVER_WAIT` seconds at most."""
+        with anyio.fail_after(HANDOVER_WAIT):
+            while True:
+                try:
+                    return await super().get(cls, name)
+                except ChangingHands:
+                    await anyio.sleep(0.01)
 
     def _discard_new(self, cls: type[Agent], name: str) -> None:
         self.store.forget(agent_key(cls, name))
