@@ -89,10 +89,16 @@ class ClusterRuntime(EmbeddedRuntime):
         _ = self.store
         super().claim()
 
+    def drain(self) -> None:
+        """The process is shutting down: agents closed from now on are let go without writing a
+        new image (see `think.cluster.shipped`)."""
+        if self._store is not None:
+            self._store.draining = True
+
     def healthy(self) -> bool:
         """True while this process's cluster session is up (what `/_think/health` reports)."""
         try:
-            return self.store.healthy and self.store.ping()
+            return self.store.healthy and not self.store.draining and self.store.ping()
         except StorageError:
             return False
 

@@ -12,7 +12,9 @@ image (the whole file at its last checkpoint) plus the WAL frames committed sinc
   and may be overwritten) are appended to `think_agent_wal` before the call returns. A turn that
   has moved on from a step has that step in Postgres.
 * Closing ships what is left, checkpoints, and replaces image and WAL rows by the new image in one
-  transaction; then the agent's lock is released.
+  transaction; then the agent's lock is released. While the process shuts down (`draining`) the
+  agent is only marked closed: the image and WAL rows stay, so a drain costs one round trip per
+  open agent whatever the size of their databases.
 
 Another process that opens the agent writes the image and the WAL bytes to its own cache file:
 SQLite replays the WAL up to its last commit frame, which is exactly the state the last process
@@ -120,9 +122,12 @@ class ShippedDatabase(Database):
         try:
             if self._store.healthy:
                 self.ship()
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                super().close()
-                self._store.checkpoint(self._key, Path(self.path).read_bytes())
+                if self._store.draining:
+                    self._store.let_go(self._key)
+                else:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    super().close()
+                    self._store.checkpoint(self._key, Path(self.path).read_bytes())
         except StorageError as exc:
             log.warning("closing %s: %s (Postgres keeps its last shipped commit)", self._key, exc)
         finally:

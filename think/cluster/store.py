@@ -95,6 +95,8 @@ class ClusterStore:
         self._lock = threading.Lock()
         self.healthy = True
         """False once the session broke: this process holds no agent any more."""
+        self.draining = False
+        """True while the process shuts down: agents are let go without a new image (`let_go`)."""
         migrate_schema(self._conn)
         node_lock = lock_key(f"node:{node_id}")
         if not self._one("SELECT pg_try_advisory_lock(%s)", node_lock)[0]:
@@ -195,6 +197,11 @@ class ClusterStore:
             conn.execute("UPDATE think_agents SET image = %s, generation = generation + 1, node_id = NULL, "
                          "updated_at = %s WHERE agent_key = %s", (_pack(image), time.time(), key))
             conn.execute("DELETE FROM think_agent_wal WHERE agent_key = %s", (key,))
+
+    def let_go(self, key: str) -> None:
+        """Mark the agent closed, keeping image and WAL rows as they are (a fast shutdown: the next
+        process to open it replays the WAL)."""
+        self._run("UPDATE think_agents SET node_id = NULL WHERE agent_key = %s AND node_id = %s", key, self.node_id)
 
     def orphans(self, limit: int = 100) -> list[tuple[str, str, str | None]]:
         """`(class, name, class path)` of agents a node had open when it died (its lock is gone)."""

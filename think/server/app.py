@@ -421,7 +421,11 @@ def create_app(
             async with registry.running(), AsyncExitStack() as stack:
                 if mcp_running is not None:
                     await stack.enter_async_context(mcp_running)
-                yield
+                try:
+                    yield
+                finally:
+                    if database is not None:
+                        registry.runtime.drain()  # type: ignore[attr-defined]  # the ClusterRuntime
 
     base = "/" + "/".join(part for part in prefix.split("/") if part)
     if base == "/":
