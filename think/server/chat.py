@@ -47,7 +47,6 @@ from think.protocol.frames import (
     MessageUpdated,
     ProtocolErrorFrame,
     StreamResumeAck,
-    StreamResumeNone,
     StreamResumeRequest,
     StreamResuming,
     ToolApproval,
@@ -55,10 +54,11 @@ from think.protocol.frames import (
 )
 from think.protocol.payloads import agent_tool_event
 from think.protocol.transcript import InvalidMessage
+from think.server.chat_resume import ResumeHandshake
 from think.server.connection import Connection, Connections
 from think.server.reconcile import reconcile
-from think.server.replay import base_first, orphan_done, send_replay
-from think.server.resume import ActiveStream, PendingTurn, ProbeAnswer, Situation, answer_probe, greeting, plan_ack
+from think.server.replay import base_first
+from think.server.resume import answer_probe, greeting
 from think.stream.fanout import (
     AgentToolEvent,
     ChunkEvent,
@@ -86,7 +86,7 @@ MAX_WAITING_TURNS = 64
 """Chat requests of one agent that may be queued or running at once; more are refused."""
 
 
-class ChatChannel:
+class ChatChannel(ResumeHandshake):
     """Serves the chat protocol of one live `Think` instance to its connections."""
 
     def __init__(self, agent: Think, connections: Connections, spawn: Spawn) -> None:
@@ -326,74 +326,6 @@ class ChatChannel:
         found = find_part(self.agent.session.history(), refused.tool_call_id or "", ANY_TOOL_STATE)
         if found is not None:
             connection.send_frame(MessageUpdated(found[0]))
-
-    # ---- the resume handshake ------------------------------------------------------------------
-
-    def _situation(self) -> Situation:
-        agent = self.agent
-        streams, continuations = agent.streams, agent.continuations
-        active: ActiveStream | None = None
-        running = continuations.running
-        if streams.live is not None:
-            live = streams.live
-            owner = running.owner if running is not None and running.request_id == live.request_id else None
-            active = ActiveStream(live.request_id, live.continuation, owner)
-        elif streams.orphan is not None:
-            active = ActiveStream(streams.orphan.request_id, streams.orphan.continuation, orphaned=True)
-        waiting = continuations.pending or (running if running is not None and not running.streaming else None)
-        terminal = streams.terminal
-        return Situation(
-            active=active,
-            continuation=PendingTurn(waiting.request_id, waiting.owner) if waiting is not None else None,
-            terminal=terminal.request_id if terminal is not None else None,
-            pre_stream=next(reversed(self._pre_stream), None),
-            connected=frozenset(c.id for c in self.connections))
-
-    def _apply(self, connection: Connection, answer: ProbeAnswer) -> None:
-        connection.send_frame(answer.frame)
-        if answer.action == "await-ack":
-            self.awaiting_ack.add(connection.id)
-        elif answer.action == "park":
-            self.parked.add(connection.id)
-
-    def _ack(self, connection: Connection, request_id: str) -> None:
-        self.awaiting_ack.discard(connection.id)
-        streams = self.agent.streams
-        match plan_ack(self._situation(), request_id):
-            case "replay-live":
-                send_replay(connection, self.agent, request_id)
-                connection.send_frame(ChatResponse(id=request_id, replay=True, replay_complete=True))
-            case "replay-orphan":
-                send_replay(connection, self.agent, request_id)
-                connection.send_frame(orphan_done(self.agent, request_id))
-                streams.settle_orphan(request_id)  # its partial was saved when the agent started
-                self._broadcast_transcript(self.agent.session.history_json())
-                if (recovering := self.agent.recovery.recovering) is not None:
-                    connection.send_frame(ChatRecovering(True, recovering))  # after the stream it recovers
-            case "replay-failed":
-                terminal = streams.terminal
-                send_replay(connection, self.agent, request_id)
-                connection.send_frame(ChatResponse(id=request_id, body=terminal.body if terminal else "",
-                                                   done=True, error=True))
-            case "done":
-                connection.send_frame(ChatResponse(id=request_id, done=True, replay=True))
-
-    def _release_parked_if_idle(self) -> None:
-        if not self.parked or self._pre_stream:
-            return
-        continuations = self.agent.continuations
-        if continuations.pending is not None or (continuations.running is not None
-                                                 and not continuations.running.streaming):
-            return
-        self._release_parked()
-
-    def _release_parked(self) -> None:
-        parked, self.parked = self.parked, set()
-        if parked:
-            frame = encode_frame(StreamResumeNone())
-            for connection in self.connections:
-                if connection.id in parked:
-                    connection.send(frame)
 
     def _send_to(self, connection_id: str, frame: ChatResponse) -> None:
         text = encode_frame(frame)
