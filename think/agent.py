@@ -83,6 +83,7 @@ from think.turns.tool_results import ToolUpdates
 from think.turns.trust import tool_kinds
 from think.turns.turn import TurnResult
 from think.usage.schema import MIGRATIONS as USAGE_MIGRATIONS
+from think.workspace.attachments import DEFAULT_MAX_ATTACHMENT_BYTES
 from think.workspace.preview import DEFAULT_PREVIEW_BYTES, preview_file
 from think.workspace.tools import create_workspace_tools
 from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
@@ -115,6 +116,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     browser_tools: Mapping[str, Tool] | None = None
     """A real headless browser for the model: `think.tools.browser.create_browser_tools(allowlist=[…])`
     (`browser_markdown`, `browser_execute`, …); None (the default) gives none."""
+    max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES
+    """The largest file a user message may attach (stored in the workspace under `/attachments/`;
+    see `think.workspace.attachments`)."""
     welcome: str | None = None
     """What the web UI says on an empty conversation (None: which agent and model it is)."""
     suggestions: Sequence[str] = ()

@@ -25,7 +25,8 @@ async def test_the_ui_and_its_info_are_served_next_to_the_agents(tmp_path: Path)
     assert info.json() == {"agents": ["notes", "echo-chat"], "model": "scripted", "demo": False,
                            "version": __version__, "prefix": "agents", "browse": False,
                            "welcome": {"notes": None, "echo-chat": None},
-                           "suggestions": {"notes": [], "echo-chat": []}}
+                           "suggestions": {"notes": [], "echo-chat": []},
+                           "max_attachment_bytes": {"notes": 0, "echo-chat": 5 * 1024 * 1024}}
     assert page.status_code in (200, 503) and "html" in page.headers["content-type"]  # 503: not built
     assert messages.json() == []
 

@@ -127,6 +127,9 @@ try {
       case "attr":
         values[step.as] = await page.locator(step.selector).first().getAttribute(step.name, { timeout: t });
         break;
+      case "setFiles": // pick files in a file input (paths on this machine)
+        await page.locator(step.selector).first().setInputFiles(step.files, { timeout: t });
+        break;
       case "grant": // browser permissions for the page's origin, e.g. ["clipboard-read", "clipboard-write"]
         await context.grantPermissions(step.permissions, { origin: new URL(plan.url).origin });
         break;

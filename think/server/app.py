@@ -296,7 +296,8 @@ def _ui_info(classes: list[type[Agent]], prefix: str, *, browse: bool) -> Callab
         return {"agents": [cls.kebab_name() for cls in classes], "model": model[0], "demo": model[0] == "demo",
                 "version": __version__, "prefix": prefix, "browse": browse,
                 "welcome": {name: text for name, (text, _) in intro.items()},
-                "suggestions": {name: list(prompts) for name, (_, prompts) in intro.items()}}
+                "suggestions": {name: list(prompts) for name, (_, prompts) in intro.items()},
+                "max_attachment_bytes": {cls.kebab_name(): getattr(cls, "max_attachment_bytes", 0) for cls in classes}}
 
     return info
 

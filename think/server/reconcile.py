@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from think.messages import SETTLED_TOOL_STATES, Message, ToolPart
 from think.protocol.transcript import LazyMessages
 from think.sessions.session import Session
-from think.turns.trust import ToolKinds, check_claims, check_known, check_known_run, check_new, from_web
+from think.turns.trust import (
+    ToolKinds,
+    check_claims,
+    check_files,
+    check_known,
+    check_known_run,
+    check_new,
+    from_web,
+)
 
 _RECENT = 16
 
@@ -98,6 +106,7 @@ def reconcile(incoming: Sequence[Message], session: Session, *, kinds: ToolKinds
             adopted.add(match)
             out.ids.append(match)
             continue
+        check_files(index, message)
         out.fresh.append(from_web(message, reserved))
         out.ids.append(message_id)
     return out

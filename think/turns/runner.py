@@ -37,6 +37,7 @@ from think.turns.trust import agent_tools, merge_client_tools
 from think.turns.turn import ActiveTurn, TurnRequest, TurnResult, TurnStatus
 from think.turns.turn_log import log_turn, turn_clock
 from think.turns.writer import writing
+from think.workspace.attachments import resolve_for_model, store_attachments
 
 if TYPE_CHECKING:
     from think.agent import Think
@@ -110,6 +111,9 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
             return TurnResult(request_id=request_id, status="skipped", continuation=turn.continuation)
         if turn.parent_id is not None and not new:
             session.checkout(turn.parent_id)  # regenerate: the reply becomes a sibling branch
+        if new:  # attached files go to the workspace first; the message points at them there
+            new = [await store_attachments(agent.workspace, m, max_bytes=agent.max_attachment_bytes)
+                   if m.role == "user" else m for m in new]
         saved = session.save(new, parent_id=turn.parent_id) if new else []
     except Exception as exc:
         return await _fail_before_stream(agent, turn, exc, stage="persist", persisted=False, fanout=fanout)
@@ -324,6 +328,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
         body=turn.body, request_id=turn.request_id, session_id=turn.session_id, trigger=turn.trigger,
         signal=agent.cancellations.signal(turn.request_id)))
     model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled
+    model_messages = await resolve_for_model(model_messages, agent.workspace)  # attachments: data: URLs
     extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
     system = extras.apply(tools, system)
     specs = tuple(ToolSpec(t.name if t.name == n else n, t.description, t.input_schema) for n, t in tools.items())

@@ -92,6 +92,16 @@ def check_new(index: int, message_id: str, *, role: str, adopted: str | None = N
                       f"write (id {message_id!r})")
 
 
+def check_files(index: int, message: Message) -> None:
+    """A client's new message may attach files by `data:` or web URLs, never by a `workspace:`
+    URL: only the server writes those (`think.workspace.attachments`), and one from a client
+    would have the server read any workspace file into the model's prompt."""
+    for part in message.parts:
+        if part.type == "file" and getattr(part, "url", "").startswith("workspace:"):
+            raise Refused(f"messages[{index}]: a client cannot attach a workspace: URL "
+                          "(send the file's bytes as a data: URL)")
+
+
 def from_web(message: Message, reserved: Iterable[str] = ()) -> Message:
     """A client's new message as stored: server-only metadata (and the agent's
     `reserved_metadata_keys`, `reserved`) out, `channel: "web"` in."""
@@ -115,6 +125,8 @@ def client_input(messages: Sequence[Message], *, stored: Callable[[str], bool],
     stores on any branch is dropped (all dropped: `duplicate`); reserved metadata is stripped."""
     if any(m.role != "user" for m in messages):
         return [], "client_role"
+    for index, message in enumerate(messages):
+        check_files(index, message)  # Refused: a workspace: URL is the server's to write
     kept = [from_web(m, reserved) for m in messages if not stored(m.id)]
     return (kept, None) if kept else ([], "duplicate")
 

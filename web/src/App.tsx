@@ -222,6 +222,7 @@ function Shell({ info }: { info: ServerInfo }) {
                   : `You are talking to “${address.agent}” on ${info.model}.`)
               }
               suggestions={info.suggestions[address.agent] ?? []}
+              maxAttachmentBytes={info.maxAttachmentBytes[address.agent] ?? 0}
             />
           </Suspense>
         </ErrorBoundary>

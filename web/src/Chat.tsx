@@ -22,6 +22,7 @@ import {
 import { FilesPanel } from "./Files";
 import { Extensions } from "./Extensions";
 import { type McpState, McpServers } from "./Mcp";
+import { AttachButton, AttachmentChips, toFileParts, useDropZone, usePendingFiles, WorkspaceAttachment, WorkspaceFiles } from "./Attachments";
 import { BranchPager, CopyButton, EditBox, messageText, useMessageDetails, writtenAt } from "./MessageTools";
 import { PendingApprovals } from "./Approvals";
 import { sumUsage, usageDetail, usageLabel } from "./usage";
@@ -95,13 +96,25 @@ export type ChatProps = {
   emptyHint: string;
   /** Prompts offered on an empty conversation (the agent's `suggestions`). */
   suggestions: string[];
+  /** The largest file a message may attach (the agent's `max_attachment_bytes`; 0: none). */
+  maxAttachmentBytes: number;
 };
 
 export function TopBar({ children }: { children: ReactNode }) {
   return <header className="topbar">{children}</header>;
 }
 
-export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHint, suggestions }: ChatProps) {
+export function Chat({
+  agentName,
+  name,
+  prefix,
+  onTitle,
+  header,
+  banner,
+  emptyHint,
+  suggestions,
+  maxAttachmentBytes,
+}: ChatProps) {
   const [connection, setConnection] = useState<Connection>("connecting");
   // Whether the server has answered this socket's resume probe. Until then the transcript it
   // sends on connect may still be on its way, and the stock hook would apply it over a message
@@ -298,10 +311,12 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
 
   // A message sent before the connection is in sync waits here (still in the composer).
   const [held, setHeld] = useState<string | null>(null);
+  const pending = usePendingFiles(maxAttachmentBytes);
+  const { files: pendingFiles, blocked: filesBlocked, clear: clearFiles } = pending;
   const send = useCallback(
     (text: string) => {
       const value = text.trim();
-      if (!value || busy) return;
+      if ((!value && pendingFiles.length === 0) || busy || filesBlocked) return;
       if (!synced) {
         setHeld(value);
         return;
@@ -311,11 +326,27 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
       if (error) clearError();
       atBottom.current = true;
       setHeld(null);
-      void sendMessage({ text: value });
       setDraft("");
+      if (pendingFiles.length === 0) {
+        void sendMessage({ text: value });
+        return;
+      }
+      clearFiles();
+      toFileParts(pendingFiles).then(
+        (files) => void sendMessage(value ? { text: value, files } : { files }),
+        (e: unknown) => setServerNotice(`Could not read the attachment: ${e instanceof Error ? e.message : String(e)}`),
+      );
     },
-    [busy, synced, error, clearError, sendMessage],
+    [busy, synced, error, clearError, sendMessage, pendingFiles, filesBlocked, clearFiles],
   );
+  const readWorkspace = useCallback(
+    async (path: string) => {
+      const file = await agent.call<{ dataUrl?: unknown }>("read_workspace_file", [path, 4 * 1024 * 1024]);
+      return file && typeof file.dataUrl === "string" ? file.dataUrl : null;
+    },
+    [agent],
+  );
+  const drop = useDropZone(pending.add, maxAttachmentBytes > 0 && !offline);
   useEffect(() => {
     if (synced && held !== null) send(held);
   }, [synced, held, send]);
@@ -420,8 +451,9 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
         ) : null}
       </TopBar>
 
+      <WorkspaceFiles.Provider value={readWorkspace}>
       <div className="chat-body">
-        <div className="chat-main">
+        <div className={`chat-main${drop.dragging ? " is-dropping" : ""}`} {...drop.handlers}>
           <div className="scroller" ref={scroller} onScroll={onScroll}>
             <div className="column">
               {messages.length === 0 && !busy ? (
@@ -464,7 +496,16 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                                       {part.text}
                                     </p>
                                   ) : part.type === "file" ? (
-                                    <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
+                                    part.url.startsWith("workspace:") ? (
+                                      <WorkspaceAttachment
+                                        key={i}
+                                        path={part.url.slice("workspace:".length)}
+                                        mediaType={part.mediaType}
+                                        filename={part.filename}
+                                      />
+                                    ) : (
+                                      <FilePart key={i} url={part.url} mediaType={part.mediaType} filename={part.filename} />
+                                    )
                                   ) : null,
                                 )}
                               </div>
@@ -648,6 +689,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
               <label htmlFor="composer-input" className="visually-hidden">
                 Message
               </label>
+              <AttachmentChips files={pendingFiles} onRemove={pending.remove} />
               <textarea
                 id="composer-input"
                 ref={input}
@@ -659,6 +701,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                 aria-describedby="composer-hint"
               />
               <div className="composer-row">
+                {maxAttachmentBytes > 0 ? <AttachButton onFiles={pending.add} disabled={offline} /> : null}
                 <span id="composer-hint" className="composer-hint" aria-live="polite">
                   {held !== null ? (
                     "Connecting… the message is sent as soon as the chat is in sync."
@@ -673,7 +716,12 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
                     <StopSquare />
                   </button>
                 ) : (
-                  <button type="submit" className="send-btn" aria-label="Send message" disabled={!draft.trim()}>
+                  <button
+                    type="submit"
+                    className="send-btn"
+                    aria-label="Send message"
+                    disabled={(!draft.trim() && pendingFiles.length === 0) || filesBlocked}
+                  >
                     <ArrowUp />
                   </button>
                 )}
@@ -685,6 +733,7 @@ export function Chat({ agentName, name, prefix, onTitle, header, banner, emptyHi
           <FilesPanel agent={agent} connected={connection === "open"} onClose={() => setFilesOpen(false)} />
         ) : null}
       </div>
+      </WorkspaceFiles.Provider>
     </div>
   );
 }

@@ -12,6 +12,8 @@ export type ServerInfo = {
   welcome: Record<string, string | null>;
   /** Per agent: the prompts an empty conversation offers (`Think.suggestions`). */
   suggestions: Record<string, string[]>;
+  /** Per agent: the largest file a message may attach (`Think.max_attachment_bytes`; 0: none). */
+  maxAttachmentBytes: Record<string, number>;
 };
 
 function stringMap<T>(value: unknown, item: (entry: unknown) => T | undefined): Record<string, T> {
@@ -47,5 +49,6 @@ export async function fetchInfo(signal?: AbortSignal): Promise<ServerInfo> {
     browse: data.browse === true,
     welcome: stringMap(data.welcome, (entry) => (typeof entry === "string" ? entry : undefined)),
     suggestions: stringMap(data.suggestions, (entry) => (isStringArray(entry) ? entry : undefined)),
+    maxAttachmentBytes: stringMap(data.max_attachment_bytes, (entry) => (typeof entry === "number" ? entry : undefined)),
   };
 }

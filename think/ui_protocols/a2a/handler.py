@@ -133,7 +133,10 @@ class TaskHandler(RequestHandler):
                 yield self._final(feed.agent, submission.submission_id)
 
     async def _submit(self, agent: Think, name: str, message: A2AMessage) -> Submission:
-        ours = from_a2a(message)
+        try:
+            ours = from_a2a(message)
+        except Refused as exc:
+            raise InvalidParamsError(message=str(exc)) from None
         if not ours.parts:
             raise InvalidParamsError(message="the message has no text, file or data part")
         key = f"a2a:{message.message_id}" if message.message_id else None

@@ -27,7 +27,7 @@ from a2a.types.a2a_pb2 import Part, Role
 from google.protobuf.json_format import MessageToDict
 
 from think.messages import FilePart, Message, TextPart
-from think.turns.trust import from_web
+from think.turns.trust import check_files, from_web
 
 YES = frozenset({"yes", "y", "approve", "approved", "ok", "allow"})
 NO = frozenset({"no", "n", "deny", "denied", "reject", "refuse"})
@@ -50,7 +50,9 @@ def from_a2a(message: A2AMessage) -> Message:
             value = plain(MessageToDict(part)["data"])
             parts.append(TextPart(text=orjson.dumps(value).decode()))
     metadata = MessageToDict(message.metadata) if message.HasField("metadata") else None
-    return from_web(Message(id=str(uuid.uuid4()), role="user", parts=parts, metadata=metadata or None))
+    incoming = Message(id=str(uuid.uuid4()), role="user", parts=parts, metadata=metadata or None)
+    check_files(0, incoming)  # a workspace: URL is the server's to write
+    return from_web(incoming)
 
 
 def plain(value: Any) -> Any:
