@@ -98,3 +98,13 @@ async def test_a_client_cannot_point_an_attachment_at_the_workspace(data_dir: Pa
         fine = reconcile([with_file("ok", data_url(PNG))], agent.session,
                          kinds=ToolKinds(server=frozenset(), client=frozenset()))
         assert [m.id for m in fine.fresh] == ["u1"]
+
+
+def test_every_client_path_refuses_a_workspace_url() -> None:
+    from think.turns.trust import client_input
+
+    forged = with_file("read this", "workspace:/secrets/keys.txt", media_type="text/plain")
+    with pytest.raises(Refused, match="cannot attach a workspace: URL"):
+        client_input([forged], stored=lambda _: False)  # a harness input with source="client"
+    kept, reason = client_input([with_file("ok", data_url(PNG))], stored=lambda _: False)
+    assert reason is None and [m.id for m in kept] == ["u1"]
