@@ -24,6 +24,7 @@ from think.actions.api import ActionsAPI
 from think.actions.approvals import ApprovalsAPI
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
+from think.context.convert import TRUNCATION_STEP
 from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
 from think.context.prompt import DEFAULT_SYSTEM_PROMPT
@@ -103,6 +104,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     """Stream the model's reasoning to clients."""
     max_persisted_messages: int | None = None
     """Keep at most this many messages of the conversation in storage (None: all)."""
+    truncation_step: int = TRUNCATION_STEP
+    """Older messages' long texts and tool outputs are truncated for the model; the cutoff moves
+    by this many messages at once, so a provider's prompt cache keeps hitting between moves."""
     hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES
     """Stored bytes of a transcript kept in memory: its newest messages, never fewer than 4."""
     context_overflow: ContextOverflowPolicy = ContextOverflowPolicy()
@@ -162,7 +166,7 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
         self.workspace = Workspace(self.db)
         self._workspace_tools: tuple[tuple[Any, Any], dict[str, Tool]] | None = None
-        self.model_history = ModelHistory()
+        self.model_history = ModelHistory(self.truncation_step)
         self.turn_queue = TurnQueue()
         self.cancellations = Cancellations()
         self.steering = Steering(self.cancellations.cancelled_early)

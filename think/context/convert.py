@@ -40,6 +40,9 @@ from think.stream.fold import normalize_input
 INTERRUPTED_TOOL_TEXT = "The tool call was interrupted before a result was recorded."
 DENIED_TOOL_TEXT = "The user denied this tool call (execution-denied)."
 RECENT_MESSAGES_KEPT_WHOLE = 4
+TRUNCATION_STEP = 8
+"""Messages by which the truncation cutoff moves at once (`Think.truncation_step`): between two
+moves every older message is converted the same way, so a provider's prompt cache keeps hitting."""
 OLD_TOOL_OUTPUT_CHARS = 500
 OLD_TEXT_CHARS = 10_000
 _UNSETTLED = frozenset({"input-streaming", "input-available", "approval-requested"})
@@ -91,15 +94,23 @@ def _cap_output(output: Any, limit: int | None) -> Any:
     return output if len(text) <= limit else _truncate(text, limit)
 
 
-def to_model_messages(messages: Sequence[Message]) -> tuple[list[ModelMessage], str]:
+def truncation_boundary(count: int, step: int = TRUNCATION_STEP) -> int:
+    """How many of `count` messages are old (truncated): all but the last
+    `RECENT_MESSAGES_KEPT_WHOLE`, rounded down to a multiple of `step`, so the cutoff moves only
+    every `step` messages (1: with every message)."""
+    old = max(0, count - RECENT_MESSAGES_KEPT_WHOLE)
+    return old - old % max(1, step)
+
+
+def to_model_messages(messages: Sequence[Message], *, step: int = TRUNCATION_STEP) -> tuple[list[ModelMessage], str]:
     """Model messages for `messages`, plus the text of any `system` UI messages.
 
     Each assistant step (parts between `step-start` markers) becomes an assistant message followed
     by a tool message with the step's settled results. Calls without a result are left out, so
-    a provider never sees a call it cannot match with a result. All but the last
-    `RECENT_MESSAGES_KEPT_WHOLE` messages have long texts and tool outputs truncated.
+    a provider never sees a call it cannot match with a result. Old messages (`truncation_boundary`)
+    have long texts and tool outputs truncated.
     """
-    boundary = max(0, len(messages) - RECENT_MESSAGES_KEPT_WHOLE)
+    boundary = truncation_boundary(len(messages), step)
     old, old_system = convert_messages(messages[:boundary], truncate=True)
     recent, recent_system = convert_messages(messages[boundary:], truncate=False)
     return old + recent, "\n\n".join(s for s in old_system + recent_system if s)

@@ -2,14 +2,16 @@
 
 Converting a whole transcript before every model call would make a turn's cost grow with the
 conversation. Older messages are converted once (truncated) and kept; only the recent window and
-new messages are converted per turn. Any change to stored messages other than an append bumps
+new messages are converted per turn. The cutoff between the two moves only every
+`truncation_step` messages, so what the model sees of older messages stays byte-identical
+between moves and a provider's prompt cache keeps hitting. Any change to stored messages other than an append bumps
 the session's `version`, which throws the cache away. The model sees `Session.model_view()`: the
 hydrated window with the compaction in effect laid over it. One cache per session.
 """
 
 from __future__ import annotations
 
-from think.context.convert import RECENT_MESSAGES_KEPT_WHOLE, convert_messages
+from think.context.convert import TRUNCATION_STEP, convert_messages, truncation_boundary
 from think.models.base import ModelMessage
 from think.sessions.session import Session
 
@@ -23,14 +25,16 @@ class _Converted:
 
 
 class ModelHistory:
-    def __init__(self) -> None:
+    def __init__(self, truncation_step: int = TRUNCATION_STEP) -> None:
         self._caches: dict[str, tuple[Session, _Converted]] = {}
+        self.truncation_step = truncation_step
+        """The truncation cutoff moves by this many messages at once (see `truncation_boundary`)."""
 
     def build(self, session: Session) -> tuple[list[ModelMessage], str]:
         """The model messages for the session's view (see the module docstring), and any system
         text in it."""
         path = session.model_view()
-        boundary = max(0, len(path) - RECENT_MESSAGES_KEPT_WHOLE)
+        boundary = truncation_boundary(len(path), self.truncation_step)
         cached = self._caches.get(session.id)
         cache = cached[1] if cached is not None and cached[0] is session else None
         if cache is None or cache.version != session.version or cache.old_count > boundary:
