@@ -44,6 +44,9 @@ from think.turns.trust import Refused
 
 log = logging.getLogger("think.ui_protocols")
 
+IDLE_CHECK = 1.0
+"""Seconds of quiet after which a feed waiting for a turn to start asks whether it still can."""
+
 
 @dataclass(frozen=True, slots=True)
 class StateChanged:
@@ -222,12 +225,31 @@ class TurnFeed:
             return await self._receive.receive()
         return None
 
+    def may_start(self, request_id: str | None) -> bool:
+        """Can turn `request_id` (None: any turn) still start? A chat request this feed sent is
+        ended by the channel (`ChannelEnded`); a continuation while it is asked for or running; a
+        turn streaming now; for None, while any turn, continuation or recovery is under way."""
+        agent = self.agent
+        if request_id in self.seat.sent:
+            return True
+        live = agent.streams.live
+        waiting = [c.request_id for c in (agent.continuations.pending, agent.continuations.running) if c is not None]
+        if request_id is None:
+            return live is not None or bool(waiting) or agent.recovery.recovering is not None or agent.is_busy()
+        return request_id in waiting or (live is not None and live.request_id == request_id)
+
     async def events(self, request_id: str | None) -> AsyncIterator[FeedEvent]:
         """The events of turn `request_id` (None: the next turn that starts) and state changes,
-        ending with its `TurnFinished`, or with `ChannelEnded` when it ended without a turn."""
+        ending with its `TurnFinished`, with `ChannelEnded` when it ended without a turn, or with
+        nothing when it can no longer start (`may_start`, asked every `IDLE_CHECK` seconds of quiet
+        before it has started: a continuation dropped by a clear, say)."""
         started = False
         while True:
-            event = await self._receive.receive()
+            event = await self.next_event(IDLE_CHECK)
+            if event is None:
+                if not started and not self.may_start(request_id):
+                    return
+                continue
             if isinstance(event, StateChanged):
                 yield event
                 continue

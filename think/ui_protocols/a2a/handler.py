@@ -197,8 +197,13 @@ class TaskHandler(RequestHandler):
         while True:
             event = await feed.next_event(CHECK_EVERY)
             if event is None:
-                current = agent.inspect_submission(task_id)
-                if not started and request_id == task_id and (current is None or current.done):
+                if started:
+                    continue
+                if request_id == task_id:  # the submission's turn: until the submission has ended
+                    current = agent.inspect_submission(task_id)
+                    if current is None or current.done:
+                        return
+                elif not feed.may_start(request_id):  # a continuation that was dropped
                     return
                 continue
             if isinstance(event, TurnStarted) and event.request_id == request_id:
