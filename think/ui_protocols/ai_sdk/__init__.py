@@ -107,7 +107,10 @@ class _Endpoints:
         stream = ChatStream()
         host.connections.add(stream)
 
-        async def release() -> None:
+        async def release() -> None:  # once, however many ways the request ends
+            if stream.released:
+                return
+            stream.released = True
             stream.end()
             host.disconnect(stream)
             await stack.aclose()

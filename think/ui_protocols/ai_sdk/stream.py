@@ -82,6 +82,8 @@ class ChatStream(Connection):
         self._ready = anyio.Event()
         self._ended = False
         self._last_seq = -1
+        self.released = False
+        """Set once the response has given up its place on the channel."""
         self.prefix = b""
         """Chunks to send before the stream's own (what the request changed that it does not say)."""
         self.rebase: Message | None = None
