@@ -94,7 +94,8 @@ class CdpConnection:
             if timeout is None:
                 return await future
             return await asyncio.wait_for(future, timeout)
-        except websockets.ConnectionClosed as exc:
+        except websockets.ConnectionClosed as exc:  # noticed here before the reader did: closed for all
+            self._fail_waiting("the browser connection closed")
             raise BrowserClosed(f"{method}: the browser connection closed") from exc
         finally:
             self._waiting.pop(call_id, None)
