@@ -132,7 +132,7 @@ def test_the_panel_follows_the_workspace_live_and_shows_a_file(browser: Browser,
         [("update", "/notes/hello.md")],
         [("delete", "/notes")],
     ]
-    methods = [m for m in _rpc_methods(run.sent) if m != "server_tools"]  # that one is the chat's
+    methods = [m for m in _rpc_methods(run.sent) if m in ("list_workspace", "read_workspace_file")]  # this panel's
     assert methods.count("list_workspace") <= 8 and methods.count("read_workspace_file") <= 4
     assert methods[0] == "list_workspace"
     assert "read_workspace_file" in methods
