@@ -15,9 +15,15 @@ and approvals through `think.turns.tool_results`). A client may:
   agent's tools, or one the browser registered that is not a server tool) that waits for its
   output (`input-available`, or `approval-responded` once approved) (`check_result`). The same
   rule holds for a result claimed inside a chat request's transcript (`check_claims`);
-* answer only an approval that is pending (`approval-requested`) (`check_approval`);
+* answer only an approval that is pending (`approval-requested`) (`check_approval`); an approved
+  call runs with the input the server stored, never one a client sends (an action also checks it
+  against the input it asked about, `think.actions.runtime`);
 * register tool schemas that never replace a server tool of the same name (`split_client_tools`,
   `merge_client_tools`).
+
+Paused work (parked actions, paused code executions) is resolved by id through the agent's
+`approve_execution` / `reject_execution` callables (`think.actions.approvals`): whoever may call
+the agent's RPC may resolve it, and only once, while it waits (a conditional write in its store).
 
 A refusal raises `Refused`, whose text names the message or the tool call; the caller reports it
 to the client and changes nothing. Server code (`Think.add_tool_result`, `Think.approve_tool_call`)
