@@ -12,6 +12,7 @@ from tests.actions.agents import CodeShop, Shop, effects
 from tests.actions.test_ledger import outputs
 from tests.chat.live_server import Connect
 from think.messages import Message
+from think import Think
 from think.runtime import open_agent
 from think.testing.models import ScriptedModel, call
 
@@ -165,3 +166,27 @@ async def test_two_concurrent_approvals_run_it_once_and_its_attachment_joins_the
         assert effects() == ["email:ada@example.com"]
         assert agent.reply_attachments(parked.request_id) == [
             {"type": "email_draft", "to": ["ada@example.com"], "subject": "Q3"}]
+
+
+async def test_an_approval_gated_action_in_code_mode_pauses_the_code_and_runs_once_approved(data_dir: Path) -> None:
+    from tests.actions.agents import delete_account
+    from think.actions.compile import compile_action
+    from think.tools.execute import create_execute_tool
+
+    class Coding(Think):  # the default authorize_turn: a call from code mode (no turn) has the full grant
+        workspace_bash = False
+        model = ScriptedModel([call("execute", code='tools.delete_account(user="bob")'), "Waiting.", "Done."])
+
+        def get_model(self) -> ScriptedModel:
+            return self.model
+
+        def get_tools(self) -> list[Any]:
+            return [create_execute_tool(self, tools=[compile_action(delete_account, self)], timeout=5)]
+
+    async with open_agent(Coding, "c", data_dir=data_dir) as agent:
+        await agent.save_messages(["delete bob"])
+        [pending] = agent.pending_approvals()
+        assert pending["source"] == "codemode" and effects() == []
+        done = await agent.approve_execution(pending["execution_id"])
+        assert done["status"] == "completed" and done["value"] == {"deleted": "bob"}, done
+        assert effects() == ["delete:bob"]

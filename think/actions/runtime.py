@@ -105,6 +105,8 @@ class ActionRuntime:
         ctx = self.context(act, tool_ctx)
         if not await call_policy(act.approval, arguments, ctx):
             return False
+        if not ctx.request_id:  # not a chat turn's call (code mode asks, and pauses, on its own)
+            return True
         if await self._denial(act, arguments, ctx, self.turn_grant(ctx.request_id), at_approval=False):
             return False  # denied before anyone is asked: the call runs and reports the denial
         descriptor = await self.descriptor(act, arguments, ctx)
@@ -127,7 +129,8 @@ class ActionRuntime:
         if asked is not None and asked.fingerprint != input_fingerprint(arguments):
             return ActionApprovalError(f"the input of {act.name!r} is not the input that was approved; "
                                        "it was not run").output(approved_input=asked.input)
-        if act.kind == "approval-gated" and asked is None and await call_policy(act.approval, arguments, ctx):
+        if (act.kind == "approval-gated" and asked is None and ctx.request_id  # a turn asks before it runs
+                and await call_policy(act.approval, arguments, ctx)):
             return ActionApprovalError(f"{act.name!r} needs a person's approval, and this call has none; "
                                        "it was not run").output()
         output = await self.run(act, arguments, ctx)
