@@ -11,8 +11,8 @@ import pytest
 from tests.actions.agents import CodeShop, Shop, effects
 from tests.actions.test_ledger import outputs
 from tests.chat.live_server import Connect
-from think.messages import Message
 from think import Think
+from think.messages import Message
 from think.runtime import open_agent
 from think.testing.models import ScriptedModel, call
 
