@@ -207,3 +207,30 @@ async def test_a_turn_stopped_during_execute_releases_the_key_and_sets_the_signa
         [signal] = Cancellable.signals
         assert signal.is_set()
         assert agent.sql("SELECT count(*) AS n FROM think_action_ledger")[0]["n"] == 0  # the next call runs cleanly
+
+
+async def test_attachments_from_policy_callbacks_are_ignored(data_dir: Path) -> None:
+    answers: list[bool] = []
+
+    def key(input: dict[str, Any], ctx: ActionContext) -> str:
+        answers.append(ctx.attach_reply({"type": "card", "title": "from the key"}))
+        return "k"
+
+    def run(input: dict[str, Any], ctx: ActionContext) -> str:
+        ctx.attach_reply({"type": "card", "title": "from execute"})
+        return "ran"
+
+    def needs(input: dict[str, Any], ctx: ActionContext) -> list[str]:
+        answers.append(ctx.attach_reply({"type": "card", "title": "from permissions"}))
+        return []
+
+    class Policies(Shop):
+        def get_actions(self) -> list[Any]:
+            return [action(name="keyed_card", description="x", input_schema={"type": "object"}, execute=run,
+                           idempotency_key=key, permissions=needs)]
+
+    Policies.model = ScriptedModel([call("keyed_card"), "ok"])
+    async with open_agent(Policies, "p", data_dir=data_dir) as agent:
+        result = await agent.save_messages(["go"])
+        assert answers and not any(answers)  # both callbacks were told no
+        assert result.attachments == ({"type": "card", "title": "from execute"},)
