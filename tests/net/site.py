@@ -118,6 +118,12 @@ class Site:
             await record(request)
             return RedirectResponse(request.query_params["to"], status_code=int(request.query_params.get("code", 302)))
 
+        async def cookie(request: Request) -> Response:
+            await record(request)
+            response = PlainTextResponse("a cookie for you")
+            response.set_cookie("session", "one-visitors-session")
+            return response
+
         async def loop(request: Request) -> Response:
             await record(request)
             return RedirectResponse("/loop", status_code=302)
@@ -126,7 +132,7 @@ class Site:
             Route("/page.html", page), Route("/doc.md", doc), Route("/data.json", data), Route("/bad.json", bad_json),
             Route("/image.png", image), Route("/huge", huge), Route("/huge.json", huge_json), Route("/slow", slow),
             Route("/empty", empty), Route("/missing", missing), Route("/headers", headers), Route("/go", go),
-            Route("/loop", loop), Route("/once", once),
+            Route("/loop", loop), Route("/once", once), Route("/cookie", cookie),
         ])
 
 

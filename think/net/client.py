@@ -131,11 +131,13 @@ class NoCookies(CookieJar):
 def create_client(policy: UrlPolicy, *, headers: dict[str, str] | None = None,
                   timeout: httpx.Timeout | float | None = 10.0, auth: httpx.Auth | None = None,
                   follow_redirects: bool = False, verify: ssl.SSLContext | bool = True,
-                  http2: bool = False, check_allowlist: bool = True, keep_cookies: bool = True) -> httpx.AsyncClient:
+                  http2: bool = False, check_allowlist: bool = True, keep_cookies: bool = False) -> httpx.AsyncClient:
     """An `httpx.AsyncClient` that enforces `policy` (redirects it follows are re-checked by the
     transport, since each hop is a new request through it). `check_allowlist=False` leaves the
     allowlist to the caller (who checks each hop itself); every other rule stays.
-    `keep_cookies=False`: responses' cookies are never stored nor sent again."""
+    Cookies a response sets are dropped, never sent again: a client is pooled and shared (by every
+    agent of a class, for the fetch tools), so a kept cookie would carry one person's session into
+    another's requests. `keep_cookies=True` keeps them, for a client that serves one caller."""
     transport: Any = PolicyTransport(policy, verify=verify, http2=http2, check_allowlist=check_allowlist)
     cookies = None if keep_cookies else NoCookies()
     return httpx.AsyncClient(transport=transport, headers=headers, timeout=timeout, auth=auth, cookies=cookies,
