@@ -11,6 +11,7 @@ import anyio
 import psycopg
 import pytest
 
+from tests.submissions.server_process import eventually
 from think import Agent
 from think.cluster.runtime import ClusterRuntime
 from think.runtime.base import AgentElsewhere
@@ -31,6 +32,13 @@ class Notes(Agent):
 
     def bodies(self) -> list[str]:
         return [row["body"] for row in self.sql("SELECT body FROM notes ORDER BY id")]
+
+
+class Ticker(Notes):
+    agent_class_name = "ticker"
+
+    async def tick(self, payload: str) -> None:
+        self.add(f"tick {payload}")
 
 
 def _node(database: str, name: str) -> ClusterRuntime:
@@ -69,24 +77,21 @@ async def test_a_node_whose_session_dies_leaves_every_commit_and_an_orphan(datab
         with agent.db.transaction():
             agent.add("in a transaction")
             agent.add("committed together")
+        ticker = await a.get(Ticker, "busy")
+        ticker.schedule(3600, "tick", "later")  # unfinished work: an alarm
         a.store._conn.close()  # the session ends as at a kill -9: no checkpoint, no unlock
-        assert [name for _, name, _ in b.store.orphans()] == ["n1"]
-        b.register(Notes)
-        assert await b.wake_orphans() == 1
+        await eventually(lambda: len(b.store.orphans()) == 2)  # once Postgres has ended that session
+        assert sorted((o.name, o.alarm) for o in b.store.orphans()) == [("busy", True), ("n1", False)]
+        b.register(Notes, Ticker)
+        assert await b.wake_orphans() == 1  # only the one with an alarm is opened (its recovery runs) ...
+        assert [live.name for live in b.live()] == ["busy"]
+        assert b.store.orphans() == []  # ... the other is only marked closed
         taken = await b.get(Notes, "n1")
         assert taken.bodies() == [f"note {k}" for k in range(50)] + ["in a transaction", "committed together"]
-        assert b.store.orphans() == []
     finally:
         await b.close()
         a._store = None
         await a.close()
-
-
-class Ticker(Notes):
-    agent_class_name = "ticker"
-
-    async def tick(self, payload: str) -> None:
-        self.add(f"tick {payload}")
 
 
 async def test_a_schedule_fires_on_another_node_after_the_node_that_set_it_died(database: str) -> None:
@@ -98,6 +103,7 @@ async def test_a_schedule_fires_on_another_node_after_the_node_that_set_it_died(
         assert due is not None and b.alarms.earliest() == due  # the alarm index is the cluster's
         assert await b.fire_due_alarms(now=due) == 0  # open on a, which fires its own alarms
         a.store._conn.close()  # a dies with the schedule pending
+        await eventually(lambda: [o.name for o in b.store.orphans()] == ["t"])  # its session has ended
         b.register(Ticker)
         assert await b.fire_due_alarms(now=due + 1) == 1
         assert (await b.get(Ticker, "t")).bodies() == ["tick later"]

@@ -12,12 +12,13 @@ import psycopg
 
 from tests.cluster.nodes import cluster, owner
 from tests.recovery.crash_agents import answer
-from tests.recovery.crash_lanes import held_env, holds, turn_text
+from tests.recovery.crash_lanes import held_env, holds, tool_log, turn_messages, turn_text
 from tests.submissions.server_process import eventually
 from think.client import AgentClient
 from think.protocol.frames import ChatResponse, ServerFrame
 
 TARGET = "tests.recovery.crash_agents:Crashy"
+JOBS = "tests.recovery.crash_agents:Jobs"
 
 
 def _transcript(url: str) -> list[dict[str, object]]:
@@ -101,3 +102,29 @@ async def test_a_process_stopped_with_sigterm_hands_its_running_turn_over(databa
         text = turn_text(_transcript(f"{b.http}/agents/crashy/d/get-messages"), "q2") or ""
         assert text.count("END.") == 1 and text.count("Let me check.") == 1, text
         assert len([line for line in tools.read_text().splitlines() if line.startswith("start")]) == 1
+
+
+async def test_a_durable_submission_survives_the_kill_of_the_process_running_it(database: str,
+                                                                               tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    gate.write_text("held")
+    tools = tmp_path / "tools.txt"
+    env = {"THINK_TEST_TOOLS": str(tools), "THINK_TEST_GATE": str(gate), "THINK_TEST_WAKE_AFTER": "600"}
+    with cluster([JOBS], database, env, size=2) as (a, b):
+        async with AgentClient.connect(f"{a.ws}/agents/jobs/j", call_timeout=10) as client:
+            await client.call("submit", "job1")
+            await eventually(lambda: {n for e, _, n in tool_log(tools) if e == "start"} == {"fetch", "record"})
+            a.kill()  # SIGKILL while a rerun tool (fetch) and a reported tool (record) run
+        gate.unlink()
+        await eventually(lambda: owner(database, "jobs/j") == "n1", within=20)  # taken over, unasked
+
+        def parts() -> dict[str, dict[str, object]]:
+            stored = _transcript(f"{b.http}/agents/jobs/j/get-messages")
+            return {str(p["type"])[5:]: p for m in turn_messages(stored, "job1") or []
+                    for p in m["parts"] if str(p["type"]).startswith("tool-")}
+
+        await eventually(lambda: parts().get("fetch", {}).get("state") == "output-available", within=30)
+        found = parts()
+        assert found["fetch"]["output"] == "fetched job1"  # recovery="rerun": run again
+        assert found["record"]["state"] == "output-error"  # the default: reported as interrupted
+        assert [n for e, _, n in tool_log(tools) if e == "start"].count("record") == 1

@@ -150,16 +150,24 @@ class ClusterRuntime(EmbeddedRuntime):
     # ---- waking: alarms and orphans ----------------------------------------------------------------
 
     async def wake_orphans(self) -> int:
-        """Open every agent a dead process had open (its recovery runs); how many this process took."""
+        """Take over the agents of dead processes: one with an alarm (an interrupted turn's
+        keep-alive, a submission's, a schedule) is opened here at once, which runs its recovery;
+        one without is only marked closed (everything it committed is in Postgres already).
+        Returns how many were opened."""
         taken = 0
-        for class_name, name, path in self.store.orphans():
-            cls = self._classes.get(class_name) or self._import_class(class_name, path)
-            if cls is None:
+        for orphan in self.store.orphans():
+            cls = self._classes.get(orphan.agent_class) or self._import_class(orphan.agent_class, orphan.class_path)
+            if not orphan.alarm or cls is None:
+                if self.store.acquire(orphan.key):
+                    try:
+                        self.store.let_go_orphan(orphan.key, orphan.node_id)
+                    finally:
+                        self.store.release(orphan.key)
                 continue
             try:
-                async with self.lease(cls, name):
+                async with self.lease(cls, orphan.name):
                     taken += 1
-                    log.info("took over %s %r from a process that died", class_name, name)
+                    log.info("took over %s %r from a process that died", orphan.agent_class, orphan.name)
             except AgentElsewhere:
                 continue  # another process took it first
         return taken
@@ -179,6 +187,11 @@ class ClusterRuntime(EmbeddedRuntime):
             await super().close()
         finally:
             if self._store is not None:
+                if self._store.draining and self._store.healthy:
+                    try:
+                        self._store.let_go_all()
+                    except StorageError as exc:
+                        log.warning("letting the agents go at shutdown failed: %s", exc)
                 self._store.close()
                 self._store = None
             shutil.rmtree(self._cache, ignore_errors=True)

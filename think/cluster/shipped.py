@@ -12,9 +12,10 @@ image (the whole file at its last checkpoint) plus the WAL frames committed sinc
   and may be overwritten) are appended to `think_agent_wal` before the call returns. A turn that
   has moved on from a step has that step in Postgres.
 * Closing ships what is left, checkpoints, and replaces image and WAL rows by the new image in one
-  transaction; then the agent's lock is released. While the process shuts down (`draining`) the
-  agent is only marked closed: the image and WAL rows stay, so a drain costs one round trip per
-  open agent whatever the size of their databases.
+  transaction; then the agent's lock is released. While the process shuts down (`draining`) only
+  what is left is shipped: image and WAL rows stay, and the runtime marks all its agents closed in
+  one statement before its session (and every lock with it) ends, so a drain costs no round trip
+  per agent whatever the size of their databases.
 
 Another process that opens the agent writes the image and the WAL bytes to its own cache file:
 SQLite replays the WAL up to its last commit frame, which is exactly the state the last process
@@ -122,9 +123,7 @@ class ShippedDatabase(Database):
         try:
             if self._store.healthy:
                 self.ship()
-                if self._store.draining:
-                    self._store.let_go(self._key)
-                else:
+                if not self._store.draining:  # (a drain lets every agent go at once, `let_go_all`)
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     super().close()
                     self._store.checkpoint(self._key, Path(self.path).read_bytes())
@@ -133,7 +132,8 @@ class ShippedDatabase(Database):
         finally:
             super().close()
             remove_database(self.path)
-            self._store.release(self._key)
+            if not self._store.draining:
+                self._store.release(self._key)
 
 
 class _Shipping:

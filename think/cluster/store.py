@@ -24,6 +24,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -80,6 +81,18 @@ def migrate_schema(conn: psycopg.Connection[Any]) -> list[str]:
                 conn.execute("INSERT INTO think_schema (name, applied_at) VALUES (%s, %s)", (name, time.time()))
                 applied.append(name)
     return applied
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """An agent a dead node had open; `alarm`: it has an alarm (unfinished work, a schedule)."""
+
+    key: str
+    agent_class: str
+    name: str
+    class_path: str | None
+    node_id: str
+    alarm: bool
 
 
 class ClusterStore:
@@ -198,18 +211,24 @@ class ClusterStore:
                          "updated_at = %s WHERE agent_key = %s", (_pack(image), time.time(), key))
             conn.execute("DELETE FROM think_agent_wal WHERE agent_key = %s", (key,))
 
-    def let_go(self, key: str) -> None:
-        """Mark the agent closed, keeping image and WAL rows as they are (a fast shutdown: the next
-        process to open it replays the WAL)."""
-        self._run("UPDATE think_agents SET node_id = NULL WHERE agent_key = %s AND node_id = %s", key, self.node_id)
+    def let_go_all(self) -> None:
+        """Mark every agent this node has open closed, keeping their images and WAL rows (a fast
+        shutdown: the next process to open one replays its WAL). Call just before `close()`."""
+        self._run("UPDATE think_agents SET node_id = NULL WHERE node_id = %s", self.node_id)
 
-    def orphans(self, limit: int = 100) -> list[tuple[str, str, str | None]]:
-        """`(class, name, class path)` of agents a node had open when it died (its lock is gone)."""
-        return [(str(c), str(n), p) for c, n, p in self._all(
-            "SELECT a.agent_class, a.name, a.class_path FROM think_agents a WHERE a.node_id IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
-            "AND l.objsubid = 1 AND l.classid::text::bigint = ((a.lock_key >> 32) & 4294967295) "
-            "AND l.objid::text::bigint = (a.lock_key & 4294967295)) LIMIT %s", limit)]
+    def let_go_orphan(self, key: str, node_id: str) -> None:
+        """Mark an agent a dead node had open closed (call with its lock held): nothing of it is
+        unfinished, and every commit of it is here already."""
+        self._run("UPDATE think_agents SET node_id = NULL WHERE agent_key = %s AND node_id = %s", key, node_id)
+
+    def orphans(self, limit: int = 100) -> list[Orphan]:
+        """Agents a node had open when it died (its lock is gone), those with an alarm first."""
+        return [Orphan(str(k), str(c), str(n), p, str(node), bool(alarm)) for k, c, n, p, node, alarm in self._all(
+            "SELECT a.agent_key, a.agent_class, a.name, a.class_path, a.node_id, EXISTS (SELECT 1 FROM think_alarms m "
+            "WHERE m.agent_class = a.agent_class AND m.name = a.name) AS alarm FROM think_agents a "
+            "WHERE a.node_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' "
+            "AND l.granted AND l.objsubid = 1 AND l.classid::text::bigint = ((a.lock_key >> 32) & 4294967295) "
+            "AND l.objid::text::bigint = (a.lock_key & 4294967295)) ORDER BY alarm DESC LIMIT %s", limit)]
 
     def sizes(self, key: str) -> tuple[int, int, int]:
         """`(image bytes, WAL rows, WAL bytes)` of an agent (for the bench and the docs)."""
