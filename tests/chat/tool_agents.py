@@ -5,10 +5,12 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+import anyio
 import orjson
 
 from tests.gated import Gate, GatedModel
 from think import Think, callable, tool
+from think.hooks import TurnContext
 from think.models.base import ModelRequest, TextContent, ToolMessage, UserMessage
 from think.testing.models import Reply, ScriptedModel, call, error, text
 from think.tools.tool import client_tool
@@ -82,4 +84,23 @@ class ToolChat(Gate, Think):
 
 
 class DebouncedChat(ToolChat):
+    """Debounces overlapping messages; a turn answering `held …` waits in `before_turn` (before its
+    stream starts) until `open_start` is called, so a test can look at the pre-stream window."""
+
     message_concurrency = MappingProxyType({"strategy": "debounce", "debounce": 0.3})
+    _held_turn: anyio.Event | None = None
+
+    def start_gate(self) -> anyio.Event:
+        if self._held_turn is None:
+            self._held_turn = anyio.Event()
+        return self._held_turn
+
+    async def before_turn(self, ctx: TurnContext) -> Any:
+        history = self.session.history()
+        if history and history[-1].role == "user" and history[-1].text.startswith("held"):
+            await self.start_gate().wait()
+        return await super().before_turn(ctx)
+
+    @callable
+    def open_start(self) -> None:
+        self.start_gate().set()
