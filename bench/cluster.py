@@ -202,7 +202,7 @@ async def kills(database: str, rounds: int, tools: Path) -> tuple[int, int, list
 # ---- many agents -----------------------------------------------------------------------------------
 
 
-async def many(database: str, count: int) -> tuple[float, float, float, float, list[float]]:
+async def many(database: str, count: int) -> tuple[float, float, float, float, float, list[float]]:
     """Give `count` agents a turn each; stop the process (it writes every agent back); measure
     Postgres; then time first turns of closed agents on a fresh process."""
 
@@ -222,6 +222,9 @@ async def many(database: str, count: int) -> tuple[float, float, float, float, l
             for k in range(count):
                 tasks.start_soon(bounded, node, k)
         rate = count / (time.perf_counter() - started)
+        stopping = time.perf_counter()
+        node.stop()  # SIGTERM with every agent open: the drain
+        drain = time.perf_counter() - stopping
     with psycopg.connect(database, autocommit=True) as conn:
         [(rows,)] = conn.execute("SELECT count(*) FROM think_agents").fetchall()
         [(wal,)] = conn.execute("SELECT count(*) FROM think_agent_wal").fetchall()
@@ -234,7 +237,7 @@ async def many(database: str, count: int) -> tuple[float, float, float, float, l
             started = time.perf_counter()
             await one(node, k)
             cold.append(time.perf_counter() - started)
-    return rate, (rows + wal) / rows, size / rows, total / rows, cold
+    return rate, drain, (rows + wal) / rows, size / rows, total / rows, cold
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -268,8 +271,9 @@ async def main(args: argparse.Namespace) -> None:
                   f"recovery (kill -> answer stored) p50 {statistics.median(recovery):.2f} s, "
                   f"max {max(recovery):.2f} s")
         if args.many:
-            rate, rows, image, total, cold = await many(fresh_database(server), args.many)
-            print(f"{args.many} agents, a first turn each ({rate:.1f} new agents/s): {rows:.1f} rows/agent, "
+            rate, drain, rows, image, total, cold = await many(fresh_database(server), args.many)
+            print(f"{args.many} agents, a first turn each ({rate:.1f} new agents/s), SIGTERM drain with all of them "
+                  f"open {drain:.2f} s: {rows:.1f} rows/agent, "
                   f"image {image / 1024:.1f} KiB/agent, {total / 1024:.1f} KiB/agent on disk (with TOAST and "
                   f"indexes); a turn of a closed agent (socket, open, turn) p50 {ms(pct(cold, 50))}, "
                   f"p99 {ms(pct(cold, 99))}")
