@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.sandbox.conftest import Canary, needs_sandbox
-from tests.sandbox.test_host import BATTERY, NS, escaped
+from tests.sandbox.test_host import BATTERY, NS, battery_timeout, escaped
 from think.sandbox.hardened import WORKER_UID, hardened_worker
 from think.sandbox.host import HostLimits, SandboxHost
 
@@ -65,7 +65,7 @@ async def test_the_worker_runs_unprivileged_without_the_hosts_network(wrapper: s
 @pytest.mark.parametrize(("code", "error"), BATTERY)
 async def test_the_battery_is_contained_in_hardened_mode(code: str, error: str, wrapper: str,
                                                          canary: Canary) -> None:
-    sandbox = SandboxHost(HostLimits(timeout=1.0), binary=wrapper)
+    sandbox = SandboxHost(HostLimits(timeout=battery_timeout(error)), binary=wrapper)
     out = await sandbox.run(code, NS)
     assert out.status == "error" and error in (out.error or ""), out.error
     assert not escaped() and canary.hits == []
