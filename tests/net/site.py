@@ -132,7 +132,7 @@ class Site:
             Route("/page.html", page), Route("/doc.md", doc), Route("/data.json", data), Route("/bad.json", bad_json),
             Route("/image.png", image), Route("/huge", huge), Route("/huge.json", huge_json), Route("/slow", slow),
             Route("/empty", empty), Route("/missing", missing), Route("/headers", headers), Route("/go", go),
-            Route("/loop", loop), Route("/once", once), Route("/cookie", cookie),
+            Route("/loop", loop), Route("/once", once), Route("/set-cookie", cookie),
         ])
 
 

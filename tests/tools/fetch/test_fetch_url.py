@@ -188,7 +188,7 @@ async def test_headers(site: Site) -> None:
 
 async def test_a_cookie_one_call_was_given_is_never_sent_by_another(site: Site) -> None:
     tools = public_tools(site)  # one pooled client behind them, as every agent of a class shares it
-    assert (await call(tools, "fetch_url", url=at(site, "/cookie")))["ok"]
+    assert (await call(tools, "fetch_url", url=at(site, "/set-cookie")))["ok"]
     echoed = await call(tools, "fetch_url", url=at(site, "/headers"))
     assert "cookie" not in echoed["json"], echoed["json"]
     assert "cookie" not in site.requests[-1][1]

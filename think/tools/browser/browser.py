@@ -248,6 +248,8 @@ class Page:
                 if error:
                     raise self._failed(url, str(error), before)
                 await loaded
+            # What the page's scripts fetch after the load event, and render from: wait it out.
+            await self.link.guard.quiet(self.key, limit=min(5.0, self.browser.timeout))
         except TimeoutError:
             with contextlib.suppress(CdpError, ConnectionError, TimeoutError):
                 await self.send("Page.stopLoading", timeout=5)

@@ -15,14 +15,19 @@ A paused request is
   the browser follows the 3xx it is given, and the next hop is a new paused request, checked
   again. Bodies are capped at `max_bytes`.
 
+It also counts each page's requests in flight, so a navigation can wait until the page has gone
+quiet (`quiet`: no request for `NETWORK_IDLE` seconds) before it is read.
+
 Anything not intercepted (a WebSocket, a popup window, a target we failed to arm) goes to the
 dead proxy and fails: the guard fails closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +41,8 @@ log = logging.getLogger("think.browser")
 _DROP_REQUEST = frozenset({"host", "content-length", "connection", "keep-alive", "accept-encoding", "upgrade",
                            "proxy-connection", "proxy-authorization", "te", "trailer", "transfer-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"})
+NETWORK_IDLE = 0.5
+"""Seconds without a request in flight after which a loaded page counts as settled."""
 AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
 
 
@@ -59,6 +66,24 @@ class Guard:
     requests: int = 0
     _client: httpx.AsyncClient | None = None
     _owners: dict[str, str] = field(default_factory=dict)
+    _in_flight: dict[str, int] = field(default_factory=dict)
+    _last_seen: dict[str, float] = field(default_factory=dict)
+
+    async def quiet(self, key: str, *, idle: float = NETWORK_IDLE, limit: float = 5.0) -> bool:
+        """Wait until the page `key` has had no request in flight for `idle` seconds (what a page's
+        scripts fetch after its load event, and render from), at most `limit` seconds; False if
+        it never went quiet (a page that polls)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if not self._in_flight.get(key) and time.monotonic() - self._last_seen.get(key, 0.0) >= idle:
+                return True
+            await asyncio.sleep(0.05)  # several counters and no single event that covers them: poll
+        return False
+
+    def _note(self, key: str | None, delta: int) -> None:
+        if key is not None:
+            self._in_flight[key] = self._in_flight.get(key, 0) + delta
+            self._last_seen[key] = time.monotonic()
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -127,6 +152,15 @@ class Guard:
             await self._fail(connection, request_id, session_id, "BlockedByClient")
             return
         self.requests += 1
+        key = self.owner(session_id)
+        self._note(key, +1)
+        try:
+            await self._answer(connection, request, request_id, session_id, url)
+        finally:
+            self._note(key, -1)
+
+    async def _answer(self, connection: CdpConnection, request: dict[str, Any], request_id: str,
+                      session_id: str | None, url: str) -> None:
         try:
             reply = await self._fetch(request)
         except BlockedRequest as exc:
@@ -187,6 +221,8 @@ class Guard:
     def forget(self, key: str, connection: CdpConnection | None = None) -> None:
         """Drop what is recorded for the page `key` (it was closed), and its sessions' handlers."""
         self.refused.pop(key, None)
+        self._in_flight.pop(key, None)
+        self._last_seen.pop(key, None)
         for name in [n for n, k in self._owners.items() if k == key]:
             del self._owners[name]
             if connection is not None:
