@@ -15,7 +15,7 @@ import anyio
 import httpx
 
 from think.extensions.capabilities import NetworkOptions
-from think.net import Allowlist, BlockedRequest, UrlPolicy, origin_of
+from think.net import Allowlist, BlockedRequest, UrlPolicy, origin_of, read_capped
 from think.sandbox.host import HostCallRefused, HostFunction
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
@@ -85,7 +85,7 @@ async def _fetch(policy: UrlPolicy, options: NetworkOptions, url: str, method: s
                                 method, body = "GET", None
                             current = follow.url
                             continue
-                        data, truncated = await _read(res, options.max_bytes)
+                        data, truncated = await read_capped(res, options.max_bytes)
                         return {"status": res.status_code, "url": str(current), "ok": 200 <= res.status_code < 300,
                                 "headers": dict(res.headers.items()), "text": data.decode(res.encoding or "utf-8",
                                                                                            "replace"),
@@ -97,18 +97,6 @@ async def _fetch(policy: UrlPolicy, options: NetworkOptions, url: str, method: s
         raise HostCallRefused(f"the request took longer than {options.timeout:g} s", "TimeoutError") from None
     except httpx.HTTPError as exc:
         raise HostCallRefused(f"request failed: {exc or type(exc).__name__}", "OSError") from None
-
-
-async def _read(res: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in res.aiter_bytes():
-        if total + len(chunk) > limit:
-            chunks.append(chunk[: limit - total])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks), False
 
 
 __all__ = ["fetch_function", "policy_for"]

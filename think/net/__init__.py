@@ -6,7 +6,7 @@ connect time; `think.net.headers` holds the request header rules. See docs/fetch
 """
 
 from think.net.addresses import blocked_address, blocked_host
-from think.net.client import BlockedRequest, create_client, create_httpx2_client
+from think.net.client import BlockedRequest, create_client, create_httpx2_client, read_capped
 from think.net.patterns import Allowlist, Pattern
 from think.net.policy import Decision, RedirectMode, UrlPolicy, origin_of
 from think.net.resolver import Resolver, StaticResolver, SystemResolver
@@ -26,4 +26,5 @@ __all__ = [
     "create_client",
     "create_httpx2_client",
     "origin_of",
+    "read_capped",
 ]

@@ -157,3 +157,17 @@ def create_httpx2_client(policy: UrlPolicy, headers: dict[str, str] | None = Non
         timeout = httpx2.Timeout(30.0, read=300.0)
     return httpx2.AsyncClient(transport=transport, headers=headers, timeout=timeout, auth=auth,
                               follow_redirects=follow_redirects, trust_env=False)
+
+
+async def read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    """A streamed response's body, at most `max_bytes` of it, and whether it was cut there (the
+    rest is never read)."""
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in response.aiter_bytes():
+        if total + len(chunk) > max_bytes:
+            chunks.append(chunk[: max_bytes - total])
+            return b"".join(chunks), True
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks), False

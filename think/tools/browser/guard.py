@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from think.net import BlockedRequest, UrlPolicy
+from think.net import BlockedRequest, UrlPolicy, read_capped
 from think.tools.browser.cdp import CdpConnection, CdpError
 
 log = logging.getLogger("think.browser")
@@ -193,17 +193,10 @@ class Guard:
         client = self.client()
         async with client.stream(str(request.get("method", "GET")), str(request["url"]), headers=headers,
                                  content=body) as response:
-            chunks: list[bytes] = []
-            total = 0
-            async for chunk in response.aiter_bytes():
-                room = self.max_bytes - total
-                chunks.append(chunk[:room])
-                total += min(room, len(chunk))
-                if total >= self.max_bytes:
-                    break
+            content, _ = await read_capped(response, self.max_bytes)
             kept = [{"name": k, "value": v} for k, v in response.headers.multi_items()
                     if k.lower() not in _DROP_RESPONSE]
-            return response.status_code, kept, b"".join(chunks)
+            return response.status_code, kept, content
 
     def _refuse(self, session_id: str | None, url: str, rule: str, reason: str) -> None:
         key = self._owners.get(session_id or "")

@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from think._version import __version__
-from think.net import BlockedRequest, RedirectMode, UrlPolicy, origin_of
+from think.net import BlockedRequest, RedirectMode, UrlPolicy, origin_of, read_capped
 from think.net.headers import cross_origin_headers, merge_headers, model_headers, with_default_accept
 from think.tools.fetch.content import (
     HTML_TYPES,
@@ -148,7 +148,7 @@ async def _fetch(target: Target, config: FetchConfig, requested: str, mode: Resp
                     if not 200 <= res.status_code < 300:
                         return failure("non_2xx", f"HTTP {res.status_code}", status=res.status_code,
                                        final_url=str(current))
-                    body, capped = await _read_capped(res, config.max_bytes)
+                    body, capped = await read_capped(res, config.max_bytes)
                     return await _finish(res, body, capped, str(current), mode, config, workspace)
             return failure("request_failed", "Too many redirects.", final_url=str(current))
     except TimeoutError:
@@ -158,18 +158,6 @@ async def _fetch(target: Target, config: FetchConfig, requested: str, mode: Resp
         return failure(code, str(exc), final_url=str(current))
     except (httpx.HTTPError, OSError) as exc:
         return failure("request_failed", str(exc) or type(exc).__name__, final_url=str(current))
-
-
-async def _read_capped(res: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in res.aiter_bytes():
-        if total + len(chunk) > max_bytes:
-            chunks.append(chunk[: max_bytes - total])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks), False
 
 
 def _decode(body: bytes, res: httpx.Response) -> str:
