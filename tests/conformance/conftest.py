@@ -7,7 +7,6 @@ fails the tests loudly; a missing Node or npm skips them with the reason, and fa
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -16,21 +15,11 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.npm import ensure_npm_packages
 from tests.system_tools import need
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "ui_chunks.mjs"
-
-
-def _pinned_ai_version() -> str:
-    return str(json.loads((HERE / "package.json").read_text())["dependencies"]["ai"])
-
-
-def _installed_ai_version() -> str | None:
-    manifest = HERE / "node_modules" / "ai" / "package.json"
-    if not manifest.exists():
-        return None
-    return str(json.loads(manifest.read_text()).get("version"))
 
 
 def _tool(name: str) -> str:
@@ -41,18 +30,7 @@ def _tool(name: str) -> str:
 def node_modules() -> Path:
     """`tests/conformance/node_modules` with the pinned `ai`, running `npm ci` when it is missing or stale."""
     _tool("node")
-    if _installed_ai_version() != _pinned_ai_version():
-        npm = _tool("npm")
-        proc = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=HERE, capture_output=True, text=True, timeout=600, check=False,
-        )
-        if proc.returncode != 0:
-            pytest.fail(f"`npm ci` in {HERE} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                        pytrace=False)
-        if _installed_ai_version() != _pinned_ai_version():
-            pytest.fail(f"`npm ci` installed ai {_installed_ai_version()}, package.json pins "
-                        f"{_pinned_ai_version()}", pytrace=False)
+    ensure_npm_packages(HERE, purpose="the UI chunk conformance tests")
     return HERE / "node_modules"
 
 

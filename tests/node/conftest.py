@@ -25,6 +25,7 @@ import pytest
 
 from tests.chat.live_server import serve_in_thread
 from tests.node.agents import NodeChat
+from tests.npm import ensure_npm_packages
 from tests.system_tools import need
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
@@ -39,21 +40,6 @@ def _tool(name: str) -> str:
     return need(name, purpose=f"the npm client conformance tests (Node.js {MIN_NODE}+ and npm)")
 
 
-def _pins() -> dict[str, str]:
-    return dict(json.loads((HERE / "package.json").read_text())["dependencies"])
-
-
-def _stale() -> list[str]:
-    """The pinned packages that node_modules lacks or has in another version."""
-    stale = []
-    for name, version in _pins().items():
-        manifest = HERE / "node_modules" / name / "package.json"
-        installed = json.loads(manifest.read_text()).get("version") if manifest.exists() else None
-        if installed != version:
-            stale.append(f"{name}@{version} (installed: {installed})")
-    return stale
-
-
 @pytest.fixture(scope="session")
 def node() -> str:
     """The `node` binary, with tests/node/node_modules installed from the lock file."""
@@ -61,16 +47,7 @@ def node() -> str:
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < MIN_NODE:
         pytest.fail(f"Node {version} is too old: the npm clients need Node {MIN_NODE}+", pytrace=False)
-    if _stale():
-        npm = _tool("npm")
-        proc = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=HERE, capture_output=True, text=True, timeout=600, check=False)
-        if proc.returncode != 0:
-            pytest.fail(f"`npm ci` in {HERE} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                        pytrace=False)
-        if stale := _stale():
-            pytest.fail(f"after `npm ci`, node_modules does not match package.json: {', '.join(stale)}",
-                        pytrace=False)
+    ensure_npm_packages(HERE, purpose=f"the npm client conformance tests (Node.js {MIN_NODE}+ and npm)")
     return node
 
 

@@ -27,6 +27,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
+from tests.npm import ensure_npm_packages
 from tests.system_tools import need
 from think import __version__
 from think.runtime.agent import Agent
@@ -41,15 +42,6 @@ SCREENSHOTS = Path(os.environ.get("THINK_UI_SCREENSHOTS", Path(tempfile.gettempd
 
 def _tool(name: str) -> str:
     return need(name, purpose="the chat page tests")
-
-
-def _pinned() -> str:
-    return str(json.loads((HERE / "package.json").read_text())["dependencies"]["playwright-core"])
-
-
-def _installed() -> str | None:
-    manifest = HERE / "node_modules" / "playwright-core" / "package.json"
-    return str(json.loads(manifest.read_text()).get("version")) if manifest.exists() else None
 
 
 @dataclass
@@ -108,16 +100,7 @@ def browser() -> Browser:
     if not (DIST / "index.html").exists():
         pytest.fail("think/web/dist is missing: build the page with `cd web && npm ci && npm run build`",
                     pytrace=False)
-    if _installed() != _pinned():
-        npm = _tool("npm")
-        proc = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=HERE,
-                              capture_output=True, text=True, timeout=600, check=False)
-        if proc.returncode != 0:
-            pytest.fail(f"`npm ci` in {HERE} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                        pytrace=False)
-        if _installed() != _pinned():
-            pytest.fail(f"`npm ci` installed playwright-core {_installed()}, package.json pins {_pinned()}",
-                        pytrace=False)
+    ensure_npm_packages(HERE, purpose="the chat page tests")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return Browser(node)
 

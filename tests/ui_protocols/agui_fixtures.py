@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.npm import ensure_npm_packages
 from tests.system_tools import need
 
 HERE = Path(__file__).parent / "agui_node"
@@ -25,30 +26,11 @@ DRIVER = HERE / "drive.mjs"
 RUN_TIMEOUT = 60
 
 
-def _pins() -> dict[str, str]:
-    return dict(json.loads((HERE / "package.json").read_text())["dependencies"])
-
-
-def _stale() -> list[str]:
-    stale = []
-    for name, version in _pins().items():
-        manifest = HERE / "node_modules" / name / "package.json"
-        installed = json.loads(manifest.read_text()).get("version") if manifest.exists() else None
-        if installed != version:
-            stale.append(f"{name}@{version} (installed: {installed})")
-    return stale
-
-
 @pytest.fixture(scope="session", name="agui_node")
 def agui_node_fixture() -> str:
     """The `node` binary, with the AG-UI client installed from the lock file."""
     node = need("node", purpose="the AG-UI client tests (Node.js 20+)")
-    if _stale():
-        npm = need("npm", purpose="the AG-UI client tests (npm)")
-        proc = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=HERE, capture_output=True, text=True, timeout=600, check=False)
-        if proc.returncode != 0 or _stale():
-            pytest.fail(f"`npm ci` in {HERE} failed:\n{proc.stdout}\n{proc.stderr}\n{_stale()}", pytrace=False)
+    ensure_npm_packages(HERE, purpose="the AG-UI client tests (npm)")
     return node
 
 
