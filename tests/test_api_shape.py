@@ -1,17 +1,35 @@
-"""The public API's sync/async shape, listed so it cannot drift unnoticed.
+"""The public API's sync/async shape and its units, listed so they cannot drift unnoticed.
 
-The convention (issue 21, item 8): what touches storage or waits is async; pure reads of in-memory
-state are sync. A few names predate it (`cancel_chat` is sync, `cancel_submission` async;
-`Session.add_messages` sync, `Think.add_messages` async); changing one needs a new name and a
-deprecation shim for the old one, and then this list changes with it, on purpose.
+The convention (issue 21, item 8; docs/concepts/agents.md): a method is `async` when it can wait
+on something — it runs a hook or a model, streams or broadcasts to clients, waits for a turn, a
+lock or another task, or does I/O beyond the agent's own SQLite file (the workspace, the network,
+MCP). One that only reads in-memory state or reads or writes the agent's own SQLite database
+returns directly: sync. So `cancel_chat` (sets the turn's cancel signal) is sync and
+`cancel_submission` (records it and runs `on_submission_status`) async; `sessions.create` (one row)
+is sync and `session.compact` (a model call) async; `Session.add_messages` (storage) is sync and
+`Think.add_messages` (`on_sanitize_message`, then clients hear of it) async. A method that changes
+shape breaks every caller: it gets a new name, the old one keeps working with a
+`DeprecationWarning`, and SHAPE changes with it, on purpose.
+
+Durations are seconds, as floats; a public name ending in `_ms` (or `Ms`) is refused unless it is
+a deprecated alias listed in DEPRECATED_MS (and warns).
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
+import warnings
+from pathlib import Path
 
-from think import Think
+import pytest
+
+from think import EmbeddedRuntime, Think, Workspace
+from think.client import AgentClient
 from think.harness import HarnessSession, HarnessSessions, ThinkHarness
+from think.hooks import ToolCall, ToolCallResultContext, TurnConfig
+from think.runtime.embedded import open_agent
 from think.sessions.manager import Sessions
 from think.sessions.session import Session
 
@@ -68,6 +86,20 @@ SHAPE: dict[str, dict[str, list[str]]] = {
         "sync": ["branches", "in_flight", "inspect", "messages", "pending", "search", "subscribe"],
     },
     "HarnessSessions": {"async": [], "sync": ["create", "fork", "list"]},
+    "Workspace": {
+        "async": ["append_file", "apply", "cp", "exists", "export", "glob", "info", "list", "mkdir", "mv",
+                  "read_bytes", "read_file", "rm", "search", "stat", "write_file"],
+        "sync": ["on_change"],
+    },
+    "EmbeddedRuntime": {
+        "async": ["close", "fire_due_alarms", "get", "hibernate", "hibernate_idle", "run_alarms", "run_sweeper"],
+        "sync": ["claim", "lease", "live", "owning", "path_for", "register", "release", "set_alarm"],
+    },
+    "AgentClient": {  # `connect` returns an async context manager
+        "async": ["call", "cancel", "clear", "close", "get_messages", "regenerate", "send", "send_chat", "send_text",
+                  "set_state", "start_call", "wait_closed", "wait_until"],
+        "sync": ["connect", "for_agent", "turn"],
+    },
     "Sessions": {
         "async": [],
         "sync": [
@@ -92,7 +124,85 @@ def shape(cls: type) -> dict[str, list[str]]:
 
 
 def test_the_public_methods_keep_their_sync_or_async_shape() -> None:
-    for cls in (Think, Session, Sessions, ThinkHarness, HarnessSession, HarnessSessions):
+    for cls in (Think, Session, Sessions, ThinkHarness, HarnessSession, HarnessSessions, Workspace, EmbeddedRuntime,
+                AgentClient):
         assert shape(cls) == SHAPE[cls.__name__], (
             f"{cls.__name__}'s public methods changed: a method that became sync or async breaks every "
             "caller; add a new name with a deprecation shim, then update SHAPE")
+
+
+# ---- durations: seconds ---------------------------------------------------------------------------
+
+DEPRECATED_MS = {
+    "think/agent.py:Think.chat_stream_stall_timeout_ms",
+    "think/hooks.py:TurnConfig.stream_stall_timeout_ms",
+    "think/hooks.py:ToolCallResultContext.duration_ms",
+}
+"""Millisecond names kept one release for old code; each warns (see the test below)."""
+
+MILLIS = re.compile(r"(^|_)(ms|MS)(_|$)|[a-z0-9]Ms$|[Mm]illis")
+PACKAGE = Path(__file__).resolve().parent.parent / "think"
+
+
+def public_names(path: Path) -> list[str]:
+    """`Class.attr`, `function(param)`, `CONSTANT` … of a module: every name a user can reach
+    without an underscore (parameters of public functions and methods too)."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
+                found.append(scope + child.name)
+                visit(child, f"{scope}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    not child.name.startswith("_") or child.name == "__init__"):
+                found.append(scope + child.name)
+                args = child.args
+                found.extend(f"{scope}{child.name}({a.arg})" for a in (*args.posonlyargs, *args.args,
+                                                                        *args.kwonlyargs) if not a.arg.startswith("_"))
+            elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
+                found.append(scope + child.target.id)
+            elif isinstance(child, ast.Assign):
+                found.extend(scope + t.id for t in child.targets if isinstance(t, ast.Name))
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return [n for n in found if not n.rsplit(".", 1)[-1].startswith("_") or "(" in n]
+
+
+def test_public_durations_are_seconds() -> None:
+    millis = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent)
+        if any(part.startswith("_") and part != "__init__.py" for part in relative.parts):
+            continue
+        for name in public_names(path):
+            leaf = name.rsplit("(", 1)[-1].rstrip(")") if "(" in name else name.rsplit(".", 1)[-1]
+            if MILLIS.search(leaf):
+                millis.add(f"{relative.as_posix()}:{name}")
+    assert millis == DEPRECATED_MS, (
+        "a public name in milliseconds: durations are seconds (floats); keep a millisecond name only as a "
+        f"deprecated alias that warns, listed in DEPRECATED_MS. New: {sorted(millis - DEPRECATED_MS)}; "
+        f"gone: {sorted(DEPRECATED_MS - millis)}")
+
+
+async def test_the_millisecond_aliases_warn_and_convert(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="stream_stall_timeout"):
+        assert TurnConfig(stream_stall_timeout_ms=1500).stream_stall_timeout == 1.5
+    ctx = ToolCallResultContext(call=ToolCall(id="c1", name="t", input={}), step_number=0, duration=0.25,
+                                success=True)
+    with pytest.warns(DeprecationWarning, match="duration"):
+        assert ctx.duration_ms == 250
+
+    class Old(Think):
+        chat_stream_stall_timeout_ms = 2500
+
+    with pytest.warns(DeprecationWarning, match="chat_stream_stall_timeout"):
+        async with open_agent(Old, "old", data_dir=tmp_path) as agent:
+            assert agent.chat_stream_stall_timeout == 2.5
+
+    class New(Think):
+        chat_stream_stall_timeout = 2.5
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        async with open_agent(New, "new", data_dir=tmp_path) as fresh:  # the seconds names never warn
+            assert fresh.chat_stream_stall_timeout == 2.5

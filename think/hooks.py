@@ -121,13 +121,21 @@ class ToolCallResultContext(_CallFields):
 
     call: ToolCall
     step_number: int
-    duration_ms: float
+    duration: float
+    """How long the call ran, in seconds."""
     success: bool
     output: Any = None
     error: str | None = None
     request_id: str = ""
     trigger: str = ""
     signal: anyio.Event | None = None
+
+    @property
+    def duration_ms(self) -> float:
+        """Deprecated: `duration` in milliseconds (with a `DeprecationWarning`)."""
+        warnings.warn("ToolCallResultContext.duration_ms is deprecated; use duration (seconds)",
+                      DeprecationWarning, stacklevel=2)
+        return self.duration * 1000
 
 
 @dataclass(kw_only=True)

@@ -140,7 +140,7 @@ async def test_a_two_step_tool_turn_runs_the_hooks_in_the_original_order(data_di
         assert before.step_number == 0 and before.request_id == result.request_id
 
         after: ToolCallResultContext = agent.contexts["after_tool_call"][0]
-        assert after.success and after.output == 5 and after.error is None and after.duration_ms >= 0
+        assert after.success and after.output == 5 and after.error is None and after.duration >= 0
         assert after.call.input == {"a": 2, "b": 3}
 
         step0, step1 = agent.contexts["on_step_finish"]

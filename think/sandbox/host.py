@@ -108,7 +108,8 @@ class RunOutcome:
     journal: list[JournalEntry] = field(default_factory=list)
     pending: PendingCall | None = None
     snapshot: bytes | None = None
-    ms: float = 0.0
+    duration: float = 0.0
+    """Seconds the run took."""
     replayed: int = 0
     """Host calls answered from the recorded journal (a re-run after a crash)."""
 
@@ -241,7 +242,7 @@ class Dispatcher:
         except Exception as exc:  # a failing tool is the guest's exception, never the host's
             error = f"RuntimeError: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
         entry = JournalEntry(self.journal.next_seq, ns, method, arguments, result, error,
-                             (time.perf_counter() - started) * 1000)
+                             time.perf_counter() - started)
         self.journal.add(entry)
         return entry
 
@@ -348,7 +349,7 @@ class SandboxHost:
         except ValueTooLarge as exc:
             outcome.error = f"ValueError: {exc}"
         outcome.stdout = out.text()
-        outcome.ms = (time.perf_counter() - started) * 1000
+        outcome.duration = time.perf_counter() - started
         outcome.replayed = journal.replayed
         return outcome
 

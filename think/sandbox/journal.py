@@ -17,7 +17,7 @@ JSONValue = Any
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """One host call: `(seq, namespace, method, args, result | error, ms)`."""
+    """One host call: `(seq, namespace, method, args, result | error, duration)`."""
 
     seq: int
     namespace: str
@@ -26,14 +26,15 @@ class JournalEntry:
     result: JSONValue = None
     error: str | None = None
     """`"ExcType: message"` when the call raised (the guest saw that exception)."""
-    ms: float = 0.0
+    duration: float = 0.0
+    """Seconds the call ran (the JSON form keeps milliseconds, `ms`)."""
     done: bool = True
     """False for the marker written before the call runs: still there after a crash, it says the
     call was in flight when the process died (its result is unknown)."""
 
     def to_json(self) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {"seq": self.seq, "namespace": self.namespace, "method": self.method,
-                                     "args": self.args, "ms": round(self.ms, 3)}
+                                     "args": self.args, "ms": round(self.duration * 1000, 3)}
         if not self.done:
             out["in_flight"] = True
         elif self.error is not None:
@@ -46,7 +47,7 @@ class JournalEntry:
     def from_json(cls, data: dict[str, JSONValue]) -> JournalEntry:
         return cls(seq=int(data["seq"]), namespace=str(data["namespace"]), method=str(data["method"]),
                    args=dict(data.get("args") or {}), result=data.get("result"), error=data.get("error"),
-                   ms=float(data.get("ms") or 0.0), done=not data.get("in_flight"))
+                   duration=float(data.get("ms") or 0.0) / 1000, done=not data.get("in_flight"))
 
 
 class Diverged(Exception):

@@ -188,7 +188,7 @@ async def execute_call(c: PendingCall, step_number: int, hooks: LoopHooks, base_
         outcome = ToolResult.failed(c.id, c.name, str(exc))
     try:  # before the output chunk, as the original orders them
         await hooks.after_tool_call(ToolCallResultContext(
-            call=call, step_number=step_number, duration_ms=(time.perf_counter() - started) * 1000,
+            call=call, step_number=step_number, duration=time.perf_counter() - started,
             success=not outcome.is_error, output=outcome.output, error=outcome.error,
             request_id=base_ctx.request_id, trigger=base_ctx.trigger, signal=base_ctx.signal))
     except Exception:

@@ -35,20 +35,21 @@ from think.errors import ConfigurationError
 
 Strategy = Literal["queue", "latest", "merge", "drop", "debounce", "steer"]
 MessageConcurrency: TypeAlias = Literal["queue", "latest", "merge", "drop", "steer"] | Mapping[str, Any]
-DEFAULT_DEBOUNCE_MS = 750.0
+DEFAULT_DEBOUNCE = 0.75
+"""Seconds a `"debounce"` waits for more messages, as in Think (750 ms)."""
 
 
 @dataclass(frozen=True)
 class ConcurrencyPolicy:
     strategy: Strategy = "queue"
-    debounce: float = DEFAULT_DEBOUNCE_MS / 1000
+    debounce: float = DEFAULT_DEBOUNCE
     """Seconds, for `"debounce"`."""
 
     @classmethod
     def parse(cls, value: MessageConcurrency) -> ConcurrencyPolicy:
         """A `message_concurrency` value as a policy; `ConfigurationError` for anything else.
 
-        A debounce that is not a finite, non-negative number falls back to 750 ms, as in Think.
+        A debounce that is not a finite, non-negative number falls back to 0.75 s, as in Think.
         """
         if isinstance(value, str):
             if value not in ("queue", "latest", "merge", "drop", "steer"):
@@ -56,7 +57,7 @@ class ConcurrencyPolicy:
                                          f"{{'strategy': 'debounce', 'debounce': …}}, not {value!r}")
             return cls(value)
         if isinstance(value, Mapping) and value.get("strategy") == "debounce":
-            seconds = value.get("debounce", DEFAULT_DEBOUNCE_MS / 1000)
+            seconds = value.get("debounce", DEFAULT_DEBOUNCE)
             for old in ("debounce_ms", "debounceMs"):
                 if old in value and "debounce" not in value:
                     warnings.warn(f"message_concurrency {old!r} (milliseconds) is deprecated; use 'debounce' "
@@ -65,7 +66,7 @@ class ConcurrencyPolicy:
                     seconds = ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else ms
             if (isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds)
                     or seconds < 0):
-                seconds = DEFAULT_DEBOUNCE_MS / 1000
+                seconds = DEFAULT_DEBOUNCE
             return cls("debounce", float(seconds))
         raise ConfigurationError(f"message_concurrency {value!r} is not a strategy this agent knows")
 

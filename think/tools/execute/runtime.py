@@ -108,7 +108,7 @@ class ExecuteRuntime:
                        "args": outcome.pending.args, "seq": len(outcome.journal),
                        "description": function.description if function is not None else ""}
         self.store.finish(execution_id, outcome.status, value=outcome.value, error=outcome.error,
-                          stdout=outcome.stdout, ms=outcome.ms, pending=pending, snapshot=outcome.snapshot)
+                          stdout=outcome.stdout, duration=outcome.duration, pending=pending, snapshot=outcome.snapshot)
         record = self.store.get(execution_id)
         assert record is not None
         return result_of(record, outcome.journal)
@@ -210,7 +210,7 @@ class ExecuteRuntime:
         out = []
         for record in self.store.recent(limit):
             entry = result_of(record, self.store.journal(record.id))
-            entry.update(code=record.code, ms=round(record.ms, 3), created_at=record.created_at,
+            entry.update(code=record.code, ms=round(record.duration * 1000, 3), created_at=record.created_at,
                          journal=[e.to_json() for e in self.store.journal(record.id)])
             out.append(entry)
         return out

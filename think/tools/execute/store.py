@@ -69,7 +69,8 @@ class ExecutionRecord:
     stdout: str
     pending: dict[str, Any] | None
     snapshot: bytes | None
-    ms: float
+    duration: float
+    """Seconds the execution ran (stored as milliseconds, `ms`)."""
     created_at: float
     updated_at: float
 
@@ -95,11 +96,11 @@ class ExecutionStore:
         return [JournalEntry.from_json(json.loads(r["entry"])) for r in rows]
 
     def finish(self, execution_id: str, status: str, *, value: Any = None, error: str | None = None,
-               stdout: str = "", ms: float = 0.0, pending: dict[str, Any] | None = None,
+               stdout: str = "", duration: float = 0.0, pending: dict[str, Any] | None = None,
                snapshot: bytes | None = None) -> None:
         self.db.sql("UPDATE think_executions SET status = ?, value = ?, error = ?, stdout = ?, ms = ms + ?, "
                     "pending = ?, snapshot = ?, updated_at = ? WHERE id = ?",
-                    status, json.dumps(value), error, stdout, ms, json.dumps(pending) if pending else None,
+                    status, json.dumps(value), error, stdout, duration * 1000, json.dumps(pending) if pending else None,
                     snapshot, time.time(), execution_id)
 
     def claim(self, execution_id: str, to: str) -> bool:
@@ -151,4 +152,4 @@ def _record(row: Any) -> ExecutionRecord:
         id=row["id"], tool_call_id=row["tool_call_id"], code=row["code"], status=row["status"],
         value=json.loads(row["value"]) if row["value"] is not None else None, error=row["error"],
         stdout=row["stdout"], pending=json.loads(row["pending"]) if row["pending"] else None,
-        snapshot=row["snapshot"], ms=row["ms"], created_at=row["created_at"], updated_at=row["updated_at"])
+        snapshot=row["snapshot"], duration=row["ms"] / 1000, created_at=row["created_at"], updated_at=row["updated_at"])
