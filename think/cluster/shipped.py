@@ -5,6 +5,8 @@ its FTS5 search, state, schedules, submissions, fibers, the workspace, `self.sql
 the embedded runtime. What changes is where the database lives between uses: in Postgres, as an
 image (the whole file at its last checkpoint) plus the WAL frames committed since.
 
+* The cache file is never fsynced (`synchronous=OFF`): a process that dies loses it, and the
+  next process starts from Postgres anyway.
 * Automatic checkpoints are off, so the WAL only grows while the agent is open here, and frames
   of committed transactions are never rewritten.
 * After each statement or transaction that leaves no transaction open, the WAL's new committed
@@ -59,7 +61,7 @@ class ShippedDatabase(Database):
     """A `Database` that copies each commit to the cluster store (see the module docstring)."""
 
     def __init__(self, path: str | Path, *, store: ClusterStore, key: str, shipped: int) -> None:
-        super().__init__(path)
+        super().__init__(path, synchronous="OFF")  # a cache file: Postgres has every commit
         self._conn.execute("PRAGMA wal_autocheckpoint=0")
         self._store = store
         self._key = key

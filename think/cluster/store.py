@@ -47,6 +47,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX think_alarms_due ON think_alarms (due);
     """),
 )
+_UPSERT_ALARM = ("INSERT INTO think_alarms (agent_class, name, due, class_path) VALUES (%s, %s, %s, %s) "
+                 "ON CONFLICT (agent_class, name) DO UPDATE SET due = excluded.due, "
+                 "class_path = coalesce(excluded.class_path, think_alarms.class_path)")
 _MIGRATION_LOCK = 0x7468696E6B  # "think": one migrator at a time
 
 
@@ -109,7 +112,10 @@ class ClusterStore:
         self.healthy = True
         """False once the session broke: this process holds no agent any more."""
         self.draining = False
-        """True while the process shuts down: agents are let go without a new image (`let_go`)."""
+        """True while the process shuts down: agents are let go without a new image (`let_go_all`),
+        and their alarm changes are kept to be written together with it."""
+        self._deferred: dict[tuple[str, str], tuple[float | None, str | None]] = {}
+        self._deferred_wal: list[tuple[str, bytes]] = []
         migrate_schema(self._conn)
         node_lock = lock_key(f"node:{node_id}")
         if not self._one("SELECT pg_try_advisory_lock(%s)", node_lock)[0]:
@@ -202,6 +208,9 @@ class ClusterStore:
             conn.execute("DELETE FROM think_agents WHERE agent_key = %s", (key,))
 
     def append_wal(self, key: str, frames: bytes) -> None:
+        if self.draining:  # written with `let_go_all`, in one round trip for every agent
+            self._deferred_wal.append((key, _pack(frames)))
+            return
         self._run("INSERT INTO think_agent_wal (agent_key, frames) VALUES (%s, %s)", key, _pack(frames))
 
     def checkpoint(self, key: str, image: bytes) -> None:
@@ -213,8 +222,23 @@ class ClusterStore:
 
     def let_go_all(self) -> None:
         """Mark every agent this node has open closed, keeping their images and WAL rows (a fast
-        shutdown: the next process to open one replays its WAL). Call just before `close()`."""
-        self._run("UPDATE think_agents SET node_id = NULL WHERE node_id = %s", self.node_id)
+        shutdown: the next process to open one replays its WAL), with the commits and alarm changes
+        the drain deferred, in one transaction. Call just before `close()`. A process killed
+        before it ends leaves Postgres what its agents had committed before the drain (a prefix of
+        their commits, as any kill does)."""
+        deferred, self._deferred = self._deferred, {}
+        wal, self._deferred_wal = self._deferred_wal, []
+        gone = [key for key, (due, _) in deferred.items() if due is None]
+        due = [(c, n, d, p) for (c, n), (d, p) in deferred.items() if d is not None]
+        with self._session() as conn, conn.transaction():
+            if gone:
+                conn.execute("DELETE FROM think_alarms WHERE (agent_class, name) IN (SELECT * FROM unnest(%s::text[], "
+                             "%s::text[]))", ([c for c, _ in gone], [n for _, n in gone]))
+            if due:
+                conn.cursor().executemany(_UPSERT_ALARM, due)
+            if wal:
+                conn.cursor().executemany("INSERT INTO think_agent_wal (agent_key, frames) VALUES (%s, %s)", wal)
+            conn.execute("UPDATE think_agents SET node_id = NULL WHERE node_id = %s", (self.node_id,))
 
     def let_go_orphan(self, key: str, node_id: str) -> None:
         """Mark an agent a dead node had open closed (call with its lock held): nothing of it is
@@ -240,13 +264,13 @@ class ClusterStore:
     # ---- alarms (the cluster's alarm index) ------------------------------------------------------
 
     def set_alarm(self, agent_class: str, name: str, due: float | None, class_path: str | None = None) -> None:
+        if self.draining:  # written with `let_go_all`, in one round trip for every agent
+            self._deferred[(agent_class, name)] = (due, class_path)
+            return
         if due is None:
             self._run("DELETE FROM think_alarms WHERE agent_class = %s AND name = %s", agent_class, name)
         else:
-            self._run("INSERT INTO think_alarms (agent_class, name, due, class_path) VALUES (%s, %s, %s, %s) "
-                      "ON CONFLICT (agent_class, name) DO UPDATE SET due = excluded.due, "
-                      "class_path = coalesce(excluded.class_path, think_alarms.class_path)",
-                      agent_class, name, due, class_path)
+            self._run(_UPSERT_ALARM, agent_class, name, due, class_path)
 
     def due_alarms(self, now: float) -> list[tuple[str, str, str | None]]:
         return [(str(c), str(n), p) for c, n, p in self._all(
