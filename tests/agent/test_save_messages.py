@@ -103,14 +103,14 @@ class Huge(Think):
         return [dump]
 
 
-async def test_an_oversized_tool_output_is_capped_with_a_clear_marker(data_dir: Path) -> None:
+async def test_a_tool_output_larger_than_a_row_is_stored_whole(data_dir: Path) -> None:
     async with open_agent(Huge, "h", data_dir=data_dir) as agent:
         result = await agent.save_messages(["dump it"])
         assert result.status == "completed"
         part = agent.messages[-1].tool_parts[0]
-        assert isinstance(part.output, str) and part.output.startswith("[tool output too large to store: 3,000,002")
-        size = agent.db.value("SELECT length(body) FROM think_messages WHERE role = 'assistant'")
-        assert size < 1_800_000
+        assert part.output == "x" * 3_000_000  # split across rows, not cut
+        row = agent.db.one("SELECT length(body) AS size, chunks FROM think_messages WHERE role = 'assistant'")
+        assert row is not None and row["size"] <= 1_800_000 and row["chunks"] == 1
 
 
 class Echo(Think):

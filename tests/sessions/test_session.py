@@ -9,7 +9,7 @@ import pytest
 from think import StorageError
 from think.messages import Message
 from think.sessions import Session
-from think.sessions.hygiene import MAX_ROW_BYTES, prepare_for_storage
+from think.sessions.hygiene import MAX_PART_BYTES, prepare_for_storage
 from think.sessions.session import MIGRATIONS
 from think.storage import Database, migrate
 
@@ -74,8 +74,9 @@ def test_provider_ephemera_are_not_stored() -> None:
     assert len(message.parts) == 3  # the original is untouched
 
 
-def test_oversized_text_is_capped_under_the_row_limit() -> None:
-    message = reply("a", "z" * (MAX_ROW_BYTES + 10))
-    capped = prepare_for_storage(message)
-    assert len(capped.dumps()) <= MAX_ROW_BYTES
+def test_only_a_text_past_the_hard_cap_is_cut() -> None:
+    under = reply("a", "z" * (MAX_PART_BYTES - 10))
+    assert prepare_for_storage(under) is under  # large, but stored whole (split across rows)
+    capped = prepare_for_storage(reply("a", "z" * (MAX_PART_BYTES + 10)))
+    assert len(capped.dumps()) < MAX_PART_BYTES
     assert "too large to store" in capped.text

@@ -259,11 +259,11 @@ def _title(conn: sqlite3.Connection, seqs: list[int]) -> str | None:
         return None
     head = seqs[:TITLE_SEARCH]  # the first user message is near the start of the path
     marks = ",".join("?" * len(head))
-    row = conn.execute(f"SELECT body FROM think_messages WHERE seq IN ({marks}) AND role = 'user' "
+    row = conn.execute(f"SELECT seq, body FROM think_messages WHERE seq IN ({marks}) AND role = 'user' "
                        "ORDER BY seq LIMIT 1", head).fetchone()
     if row is None:
         return None
-    text = _text_of(_decode(row[0]))
+    text = _text_of(_decode(_whole(conn, row[0], row[1])))
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     if not line:
         return None
@@ -278,8 +278,18 @@ def _message(conn: sqlite3.Connection, seq: int) -> TranscriptMessage:
                                 (ROOT_SESSION,)).fetchall()
     else:
         siblings = conn.execute("SELECT id FROM think_messages WHERE parent = ? ORDER BY seq", (parent,)).fetchall()
-    return TranscriptMessage(id=message_id, role=role, created_at=float(created_at), message=_decode(body),
+    return TranscriptMessage(id=message_id, role=role, created_at=float(created_at),
+                             message=_decode(_whole(conn, seq, body)),
                              branches=[s[0] for s in siblings])
+
+
+def _whole(conn: sqlite3.Connection, seq: int, body: Any) -> Any:
+    """A message's body with its continuation slices, if it was split (`think.sessions.rows`)."""
+    try:
+        rest = conn.execute("SELECT data FROM think_message_chunks WHERE seq = ? ORDER BY idx", (seq,)).fetchall()
+    except sqlite3.OperationalError:  # a database from before split messages
+        return body
+    return bytes(body) + b"".join(bytes(r[0]) for r in rest) if rest else body
 
 
 def _decode(body: Any) -> dict[str, Any]:

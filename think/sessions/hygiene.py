@@ -1,16 +1,17 @@
-"""What happens to a message on its way into storage: provider ephemera out, oversized rows capped."""
+"""What happens to a message on its way into storage: provider ephemera out, single parts past a hard cap cut."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
 from think.messages import JSONObject, Message, ReasoningPart, TextPart, ToolPart
 
-MAX_ROW_BYTES = 1_800_000
-"""A stored message is kept under this size (SQLite handles more; clients and providers choke)."""
+MAX_PART_BYTES = 16 * 1024 * 1024
+"""The hard cap of one tool output or text in a stored message; a larger one is replaced by a
+marker. Below it nothing is cut: a message larger than a row is split across rows instead. Kept
+under the hydration budget (`Session.hydration_byte_budget`), so any message can be loaded."""
 _EPHEMERAL_OPENAI_KEYS = ("itemId", "reasoningEncryptedContent")
 
 
@@ -57,30 +58,35 @@ def sanitize(message: Message) -> Message:
 
 
 def _marker(kind: str, size: int) -> str:
-    return f"[{kind} too large to store: {size:,} bytes; replaced by this marker]"
+    return f"[{kind} too large to store: {size:,} bytes, over the {MAX_PART_BYTES:,} byte limit of one part]"
 
 
-def cap_size(message: Message, limit: int = MAX_ROW_BYTES) -> Message:
-    """Replace the largest tool outputs, then texts, by a marker until the row fits under `limit`."""
-    size = len(orjson.dumps(message.to_json()))
-    if size <= limit:
+def cap_size(message: Message, limit: int = MAX_PART_BYTES) -> Message:
+    """Replace each tool output or text larger than `limit` bytes on its own by a marker.
+
+    A message that is large because of many parts, or one part under the limit, is stored whole
+    (split across rows: `think.sessions.rows`); only a single part past the hard cap is cut.
+    """
+    oversized = []
+    for index, part in enumerate(message.parts):
+        if isinstance(part, ToolPart) and part.output is not None:
+            size = len(orjson.dumps(part.output, default=str))
+        elif isinstance(part, TextPart | ReasoningPart):
+            size = len(part.text.encode())
+        else:
+            continue
+        if size > limit:
+            oversized.append((index, size))
+    if not oversized:
         return message
     capped = message.model_copy(deep=True)
-    candidates: list[tuple[int, Any]] = []
-    for part in capped.parts:
-        if isinstance(part, ToolPart) and part.output is not None:
-            candidates.append((len(orjson.dumps(part.output, default=str)), part))
-        elif isinstance(part, TextPart | ReasoningPart):
-            candidates.append((len(part.text.encode()), part))
-    for part_size, part in sorted(candidates, key=lambda c: c[0], reverse=True):
+    for index, size in oversized:
+        part = capped.parts[index]
         if isinstance(part, ToolPart):
-            part.output = _marker("tool output", part_size)
-        else:
-            keep = max(0, min(len(part.text), limit // 4))
-            part.text = part.text[:keep] + "\n" + _marker("text", part_size)
-        size = len(orjson.dumps(capped.to_json()))
-        if size <= limit:
-            break
+            part.output = _marker("tool output", size)
+        elif isinstance(part, TextPart | ReasoningPart):
+            keep = min(len(part.text), limit // 4)
+            part.text = part.text[:keep] + "\n" + _marker("text", size)
     return capped
 
 

@@ -5,6 +5,8 @@
     think_compactions     summaries laid over ranges of messages (the originals stay)
     think_context_blocks  writable context blocks and cached system prompts, by key
     think_messages_fts    FTS5 index of the text parts of every message (external content)
+    think_message_chunks  the continuation slices of messages too large for one row
+                          (`think.sessions.rows`; `think_messages.chunks` counts them)
 
 Full-text indexing is batched: FTS5 writes a new index segment at every commit (~25 µs however
 small the change), so indexing each message in its own write transaction would cost more than
@@ -137,7 +139,67 @@ def _m005_search(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE think_search_state SET indexed_through = (SELECT coalesce(max(seq), 0) FROM think_messages)")
 
 
-MIGRATIONS = [_m001_messages, _m002_parent_seq, _m003_compactions, _m004_context_blocks, _m005_search]
+_WHOLE_BODY = ("(CASE WHEN {m}.chunks = 0 THEN {m}.body ELSE CAST({m}.body AS TEXT) || "
+               "(SELECT group_concat(CAST(c.data AS TEXT), '') FROM "
+               "(SELECT data FROM think_message_chunks WHERE seq = {m}.seq ORDER BY idx) AS c) END)")
+"""SQL for the whole stored JSON of message row `{m}`: its body, then its slices in order."""
+
+
+@migration("think.sessions.006_message_chunks")
+def _m006_message_chunks(conn: sqlite3.Connection) -> None:
+    # A message larger than a row continues in slices (think.sessions.rows). The search view and
+    # its delete trigger read the whole body; deleting a message row deletes its slices in the
+    # same trigger, after the index has seen them. Updates of split messages are indexed by the
+    # session itself (the trigger would see the slices of only one side of the change).
+    conn.execute("ALTER TABLE think_messages ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0")
+    conn.execute("""
+        CREATE TABLE think_message_chunks (
+            seq  INTEGER NOT NULL,           -- the message row's seq
+            idx  INTEGER NOT NULL,           -- 1, 2, ... after the row's own body
+            data BLOB NOT NULL,
+            PRIMARY KEY (seq, idx)
+        ) WITHOUT ROWID""")
+    conn.execute("DROP TRIGGER think_messages_fts_delete")
+    conn.execute("DROP TRIGGER think_messages_fts_update")
+    conn.execute("DROP VIEW think_message_text")
+    conn.execute(f"""
+        CREATE VIEW think_message_text AS
+        SELECT m.seq AS seq, m.session_id AS session_id, m.id AS id, m.role AS role,
+               m.created_at AS created_at, {_TEXT_OF.format(body=_WHOLE_BODY.format(m="m"))} AS text
+        FROM think_messages AS m""")
+    indexed = "(SELECT indexed_through FROM think_search_state)"
+    conn.execute(f"""
+        CREATE TRIGGER think_messages_fts_delete AFTER DELETE ON think_messages BEGIN
+            INSERT INTO think_messages_fts (think_messages_fts, rowid, text)
+            SELECT 'delete', old.seq, {_TEXT_OF.format(body=_WHOLE_BODY.format(m="old"))}
+            WHERE old.seq <= {indexed};
+            DELETE FROM think_message_chunks WHERE seq = old.seq AND old.chunks > 0;
+        END""")
+    conn.execute(f"""
+        CREATE TRIGGER think_messages_fts_update AFTER UPDATE OF body ON think_messages
+        WHEN old.seq <= {indexed} AND old.chunks = 0 AND new.chunks = 0 BEGIN
+            INSERT INTO think_messages_fts (think_messages_fts, rowid, text)
+            VALUES ('delete', old.seq, {_TEXT_OF.format(body="old.body")});
+            INSERT INTO think_messages_fts (rowid, text) VALUES (new.seq, {_TEXT_OF.format(body="new.body")});
+        END""")
+
+
+MIGRATIONS = [_m001_messages, _m002_parent_seq, _m003_compactions, _m004_context_blocks, _m005_search,
+              _m006_message_chunks]
+
+
+def unindex(db: Database, seq: int) -> bool:
+    """Take message `seq` out of the search index before its split body changes; True if it
+    was indexed (then `reindex` puts it back once the new body is stored)."""
+    if seq > int(db.value("SELECT indexed_through FROM think_search_state") or 0):
+        return False
+    db.sql("INSERT INTO think_messages_fts (think_messages_fts, rowid, text) "
+           "SELECT 'delete', seq, text FROM think_message_text WHERE seq = ?", seq)
+    return True
+
+
+def reindex(db: Database, seq: int) -> None:
+    db.sql("INSERT INTO think_messages_fts (rowid, text) SELECT seq, text FROM think_message_text WHERE seq = ?", seq)
 
 
 def catch_up_index(db: Database, *, upto: int | None = None, batch: int = 1) -> None:

@@ -23,6 +23,7 @@ from think.context.tokens import TokenCounter
 from think.errors import ConfigurationError, StorageError
 from think.messages import Message
 from think.protocol.limits import check_depth
+from think.sessions import rows as chunked
 from think.sessions.compaction import CompactFn, Compaction, CompactionErrorHandler, Compactor
 from think.sessions.hygiene import Sanitizer, prepare_for_storage, sanitized
 from think.sessions.schema import FTS_BATCH, MIGRATIONS, catch_up_index
@@ -164,14 +165,17 @@ class Session:
         """Any stored message of this session (any branch, in memory or not), or None."""
         if (loaded := self.get(message_id)) is not None:
             return loaded
-        body = self.db.value("SELECT body FROM think_messages WHERE session_id = ? AND id = ?", self.id, message_id)
-        return None if body is None else decode(message_id, body)
+        row = self.db.one("SELECT seq, body, chunks FROM think_messages WHERE session_id = ? AND id = ?",
+                          self.id, message_id)
+        if row is None:
+            return None
+        return decode(message_id, chunked.full_body(self.db, row["seq"], row["body"], row["chunks"]))
 
     def get_branches(self, message_id: str) -> list[Message]:
         """The children of a message, oldest first: the alternative answers to it."""
         seq = self._seq_of(message_id)
-        rows = self.db.sql("SELECT id, body FROM think_messages WHERE parent = ? ORDER BY seq", seq)
-        return [decode(row["id"], row["body"]) for row in rows]
+        children = self.db.sql("SELECT seq, id, body, chunks FROM think_messages WHERE parent = ? ORDER BY seq", seq)
+        return [decode(row["id"], row["body"]) for row in chunked.join_rows(self.db, children)]
 
     def unsettled(self) -> list[Message]:
         """Messages on the active path with tool calls that have no result yet."""
@@ -247,8 +251,7 @@ class Session:
                                        self.id, clean.id)
                 if stored is not None:  # on another branch, or older than the window: never re-parented
                     if mode == "upsert":
-                        self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE seq = ?",
-                                    body, clean.role, stored)
+                        chunked.rewrite(self.db, int(stored), clean.role, body)
                         self.version += 1
                         changed = True
                     out.append(clean)
@@ -258,10 +261,8 @@ class Session:
                 elif parent_id is not None and parent_id != window.messages[-1].id:
                     window.cut_after(window.index[parent_id])  # a new branch under an earlier message
                     self.version += 1
-                last_seq = int(self.db.value(
-                    "INSERT INTO think_messages (session_id, id, parent, role, body, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
-                    self.id, clean.id, window.seqs[-1] if window.seqs else None, clean.role, body, now))
+                last_seq = chunked.insert(self.db, self.id, clean.id, window.seqs[-1] if window.seqs else None,
+                                       clean.role, body, now)
                 window.append(clean, last_seq, body)
                 self._unindexed += 1
                 parent_id = parent_seq = None
@@ -417,9 +418,9 @@ class Session:
         return int(seq)
 
     def _update_loaded(self, window: Window, position: int, clean: Message, body: bytes) -> None:
-        if window.stored[clean.id] != body:
-            self.db.sql("UPDATE think_messages SET body = ?, role = ? WHERE seq = ?",
-                        body, clean.role, window.seqs[position])
+        old = window.stored[clean.id]
+        if old != body:
+            chunked.rewrite(self.db, window.seqs[position], clean.role, body, chunked.chunks_of(old))
             self.version += 1
         elif window.messages[position] is not clean:
             self.version += 1  # same content, new object: cached views must not keep the old one

@@ -14,20 +14,23 @@ from typing import Any
 from think.context.convert import has_unsettled_tools
 from think.errors import StorageError
 from think.messages import Message
+from think.sessions.rows import join_rows
 from think.storage import Database, Row
 
 MIN_HYDRATED = 4
 SLIDE_AT = 1.5
 
 PATH_SQL = """
-    WITH RECURSIVE path(seq, parent, id, body, depth, total) AS (
-        SELECT seq, parent, id, body, 0, length(body) FROM think_messages WHERE seq = ?1
+    WITH RECURSIVE path(seq, parent, id, body, chunks, depth, total) AS (
+        SELECT seq, parent, id, body, chunks, 0, length(body) + {slices} FROM think_messages m WHERE seq = ?1
         UNION ALL
-        SELECT m.seq, m.parent, m.id, m.body, p.depth + 1, p.total + length(m.body)
+        SELECT m.seq, m.parent, m.id, m.body, m.chunks, p.depth + 1, p.total + length(m.body) + {slices}
         FROM path p JOIN think_messages m ON m.seq = p.parent
         WHERE p.total < ?2 OR p.depth < ?3
     )
-    SELECT seq, parent, id, body FROM path ORDER BY depth DESC"""
+    SELECT seq, parent, id, body, chunks FROM path ORDER BY depth DESC""".format(
+    slices="(CASE WHEN m.chunks = 0 THEN 0 ELSE (SELECT sum(length(data)) FROM think_message_chunks c "
+           "WHERE c.seq = m.seq) END)")
 ANCESTORS_SQL = """
     WITH RECURSIVE anc(seq, depth) AS (
         SELECT parent, 1 FROM think_messages WHERE seq = ?1
@@ -38,8 +41,9 @@ ANCESTORS_SQL = """
 
 
 def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[Row]:
-    """The stored rows of the path ending at `leaf_seq`, oldest first, within `budget` bytes."""
-    return db.sql(PATH_SQL, leaf_seq, budget, MIN_HYDRATED - 1)
+    """The stored rows of the path ending at `leaf_seq`, oldest first, within `budget` bytes
+    (split messages joined back: `think.sessions.rows`)."""
+    return join_rows(db, db.sql(PATH_SQL, leaf_seq, budget, MIN_HYDRATED - 1))
 
 
 def decode(message_id: str, body: Any) -> Message:
