@@ -242,6 +242,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
                             ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
+    app.state.request_stop = lambda: setattr(server, "should_exit", True)  # (a cluster node that lost its session)
     try:
         server.run(sockets=[sock])
     finally:
@@ -249,6 +250,10 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
             shutdown()  # send the spans still batched
     if not server.started:
         sys.exit(3)  # uvicorn's code for a failed start-up (it has logged why)
+    if getattr(app.state.runtime, "session_lost", False):
+        from think.cluster.runtime import LOST_EXIT_CODE
+
+        sys.exit(LOST_EXIT_CODE)  # so a supervisor restarts it
 
 
 def _protocols(option: str | None) -> list[str]:

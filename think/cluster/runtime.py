@@ -18,9 +18,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,6 +44,11 @@ log = logging.getLogger("think.cluster")
 A = TypeVar("A", bound=Agent)
 
 
+SESSION_GRACE = 10.0
+"""Seconds a process that lost its database session has to shut down before it exits anyway."""
+LOST_EXIT_CODE = 4
+"""The exit status of `think serve` after it lost its database session (restart it)."""
+
 HANDOVER_WAIT = 5.0
 """Seconds `get` waits for an agent that is changing hands (locked, but its owner not recorded)."""
 
@@ -51,6 +59,20 @@ class ChangingHands(StorageError):
 
 def agent_key(cls: type[Agent], name: str) -> str:
     return f"{cls.kebab_name()}/{name}"
+
+
+def stop_process(request_stop: Callable[[], object] | None = None, *, grace: float = SESSION_GRACE) -> None:
+    """What a server does once its session is lost: ask the server to stop (`request_stop`,
+    default a SIGTERM to this process: any ASGI server shuts down gracefully on it, closing its
+    sockets so clients reconnect to another process), and exit with `LOST_EXIT_CODE` after
+    `grace` seconds whatever is still running, so a supervisor restarts it."""
+    timer = threading.Timer(grace, os._exit, (LOST_EXIT_CODE,))
+    timer.daemon = True
+    timer.start()
+    if request_stop is not None:
+        request_stop()
+    else:
+        signal.raise_signal(signal.SIGTERM)
 
 
 class ClusterRuntime(EmbeddedRuntime):
@@ -71,6 +93,8 @@ class ClusterRuntime(EmbeddedRuntime):
         self.orphan_interval = orphan_interval
         """Seconds between looks for agents a dead process had open."""
         self._store: ClusterStore | None = None
+        self.session_lost = False
+        """True once this process's database session broke: it serves no agent any more."""
 
     @property
     def store(self) -> ClusterStore:
@@ -107,6 +131,8 @@ class ClusterRuntime(EmbeddedRuntime):
     def _open_database(self, cls: type[Agent], name: str) -> tuple[Database, bool]:
         key = agent_key(cls, name)
         store = self.store
+        if self.session_lost:
+            raise StorageError("this process lost its cluster database session; it is stopping")
         if not store.acquire(key):
             raise AgentElsewhere(key, self._owner_url(key))
         try:
@@ -181,6 +207,23 @@ class ClusterRuntime(EmbeddedRuntime):
             except Exception:
                 log.exception("waking agents failed; retrying shortly")
             await anyio.sleep(self.orphan_interval)
+
+    async def watch_session(self, on_lost: Callable[[], object]) -> None:
+        """Check the database session every `orphan_interval` seconds; once it is gone (the
+        database restarted, the connection was cut, an operator ended it) call `on_lost` and
+        return. Such a process holds no agent's lock any more: another process may have taken
+        any of them over, so it must not serve them; the server stops (see `stop_process`)."""
+        while True:
+            await anyio.sleep(self.orphan_interval)
+            store = self._store
+            if store is None:
+                return
+            if not store.draining and (not store.healthy or not store.ping()):
+                break
+        self.session_lost = True
+        log.error("lost the cluster database session (node %s): no agent is served here any more; stopping",
+                  self.node_id)
+        on_lost()
 
     async def close(self) -> None:
         try:

@@ -63,9 +63,9 @@ def lock_key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def connect(url: str) -> psycopg.Connection[Any]:
+def connect(url: str, application_name: str = "think") -> psycopg.Connection[Any]:
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=10)
+        return psycopg.connect(url, autocommit=True, connect_timeout=10, application_name=application_name)
     except psycopg.Error as exc:
         raise StorageError(f"cannot connect to the cluster database: {exc}") from exc
 
@@ -104,7 +104,7 @@ class ClusterStore:
     def __init__(self, url: str, *, node_id: str, node_url: str) -> None:
         self.node_id = node_id
         self.node_url = node_url
-        self._conn = connect(url)
+        self._conn = connect(url, f"think node {node_id}")  # (as pg_stat_activity shows it)
         # As SQLite's synchronous=NORMAL in the embedded runtime: a crash of the *database server*
         # may lose the last commits (never consistency); a crash of this process loses nothing.
         self._conn.execute("SET synchronous_commit = off")

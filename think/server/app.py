@@ -419,12 +419,18 @@ def create_app(
         async with AsyncExitStack() as outer:
             if database is not None:  # the cluster runtime is this app's own: it ends with it
                 outer.push_async_callback(registry.runtime.close)
-            async with registry.running(), AsyncExitStack() as stack:
+            async with registry.running(), AsyncExitStack() as stack, anyio.create_task_group() as watch:
                 if mcp_running is not None:
                     await stack.enter_async_context(mcp_running)
+                if database is not None:  # a process that lost its session stops (think.cluster.runtime)
+                    from think.cluster.runtime import stop_process
+
+                    watch.start_soon(registry.runtime.watch_session,  # type: ignore[attr-defined]
+                                     lambda: stop_process(getattr(app.state, "request_stop", None)))
                 try:
                     yield
                 finally:
+                    watch.cancel_scope.cancel()
                     if database is not None:
                         registry.runtime.drain()  # type: ignore[attr-defined]  # the ClusterRuntime
 
