@@ -81,7 +81,8 @@ SHAPE: dict[str, dict[str, list[str]]] = {
     },
     "ThinkHarness": {"async": [], "sync": ["of", "session"]},
     "HarnessSession": {
-        "async": ["abort", "add_tool_result", "chat", "compact", "continue_", "prompt", "regenerate", "reset",
+        "async": ["abort", "add_tool_result", "approve_tool_call", "chat", "compact", "continue_", "prompt",
+                  "regenerate", "reset",
                   "submit", "wait"],
         "sync": ["branches", "in_flight", "inspect", "messages", "pending", "search", "subscribe"],
     },

@@ -25,7 +25,7 @@ def test_a_killed_harness_answers_its_operation_after_a_restart(tmp_path: Path) 
     try:
         assert first.stdout is not None
         ack = orjson.loads(first.stdout.readline())  # printed once `submit` returned
-        assert ack == {"operation_id": "op-plan", "session": "", "accepted": True}
+        assert ack == {"operation_id": "op-plan", "session": "", "accepted": True, "ignored_tools": []}
         calls = tmp_path / "calls.txt"
         deadline = time.monotonic() + 30
         while not calls.exists():  # the other process writes it when its tool runs

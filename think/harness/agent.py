@@ -61,8 +61,6 @@ class HarnessAgent(Think):
 
     options: ClassVar[HarnessOptions] = HarnessOptions()
     handle: ClassVar[Callable[[Think, str], HarnessSession] | None] = None
-    operation_changed: ClassVar[Callable[[Think, Any], Any] | None] = None
-    """The harness's listener for submission (operation) status changes."""
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         options = type(self).options
@@ -139,9 +137,6 @@ class HarnessAgent(Think):
         return await _maybe(hook(error, ctx)) if hook is not None else error
 
     async def on_submission_status(self, submission: Any) -> None:
-        notify = type(self).operation_changed
-        if notify is not None:
-            await _maybe(notify(self, submission))
         await self._hook("on_submission_status", submission)
 
     async def _hook(self, name: str, *args: Any) -> Any:

@@ -12,18 +12,15 @@ engine, two faces.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from think.harness.agent import HOOK_NAMES, HarnessAgent, HarnessOptions, RecoveryPolicy
-from think.harness.session import HarnessSession, Listener
+from think.harness.session import HarnessSession
 from think.hooks import ToolCall
-from think.messages import JSONObject
 from think.sessions.session import Session
-from think.submissions.store import Submission
 from think.turns.trust import UnansweredReason
 
 if TYPE_CHECKING:
@@ -75,8 +72,6 @@ class ThinkHarness:
         self._agent: Think | None = None
         self._stack: AsyncExitStack | None = None
         self._refused: dict[str, UnansweredReason] = {}
-        self._operation_listeners: dict[str, list[Listener]] = {}
-        """Session id → `subscribe` listeners, for `operation` events (standalone harness only)."""
         self.sessions = HarnessSessions(self)
 
     @classmethod
@@ -96,8 +91,7 @@ class ThinkHarness:
         from think.runtime.embedded import open_agent
 
         options = self.options
-        cls = type("ThinkHarnessAgent", (HarnessAgent,), {"options": options, "handle": staticmethod(self._handle),
-                                                           "operation_changed": staticmethod(self._operation)})
+        cls = type("ThinkHarnessAgent", (HarnessAgent,), {"options": options, "handle": staticmethod(self._handle)})
         self._stack = AsyncExitStack()
         self._agent = await self._stack.enter_async_context(open_agent(cls, self.name, data_dir=self.data_dir))
         return self
@@ -111,16 +105,7 @@ class ThinkHarness:
         self._agent = None
 
     def _handle(self, agent: Think, session_id: str) -> HarnessSession:
-        return HarnessSession(agent, session_id, self._refused, self._operation_listeners)
-
-    async def _operation(self, agent: Think, submission: Submission) -> None:
-        session_id = agent.submissions.store.messages(submission.submission_id)[0]
-        event: JSONObject = {"type": "operation", "operationId": submission.submission_id,
-                             "status": submission.status, "error": submission.error}
-        for listener in list(self._operation_listeners.get(session_id, ())):
-            result = listener(event)
-            if inspect.isawaitable(result):
-                await result
+        return HarnessSession(agent, session_id, self._refused)
 
     def session(self, id: str = "") -> HarnessSession:
         """The handle of session `id` (`""`: the root session, the chat transcript); another id

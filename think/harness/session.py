@@ -10,23 +10,29 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from think.errors import ProtocolError
 from think.messages import JSONObject, Message, TextPart
 from think.stream.fanout import ChunkEvent, TranscriptChanged, TurnEvent, TurnFailed, TurnFinished, TurnStarted
 from think.submissions.store import Submission
 from think.turns.callbacks import MessageLike, TurnInput, to_message
-from think.turns.continuation import ToolAnswer, client_tool_kinds
+from think.turns.continuation import (
+    ToolAnswer,
+    client_tool_kinds,
+    client_tool_schemas,
+    continue_session,
+    usable_client_tools,
+)
 from think.turns.trust import Refused, UnansweredReason, client_input
 from think.turns.turn import TurnResult, WhenBusy
 
 if TYPE_CHECKING:
     from think.agent import Think
+    from think.protocol.frames import ClientToolSchema
     from think.sessions.search import SearchResult
     from think.sessions.session import Session
 
@@ -42,6 +48,8 @@ class Accepted:
     session: str
     accepted: bool
     """False: a known `operation_id` (nothing new runs), or an input refused (see `wait`)."""
+    ignored_tools: tuple[str, ...] = ()
+    """`client_tools` names ignored because a server tool has that name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +94,10 @@ class InFlight:
 class HarnessSession:
     """A session handle (`harness.session(id)`); `""` is the root session, the chat transcript."""
 
-    def __init__(self, agent: Think, session_id: str, refused: dict[str, UnansweredReason],
-                 operation_listeners: dict[str, list[Listener]] | None = None) -> None:
+    def __init__(self, agent: Think, session_id: str, refused: dict[str, UnansweredReason]) -> None:
         self.agent = agent
         self.id = session_id
         self._refused = refused
-        self._operation_listeners = operation_listeners if operation_listeners is not None else {}
 
     @property
     def session(self) -> Session:
@@ -100,11 +106,16 @@ class HarnessSession:
     # ---- operations --------------------------------------------------------------------------
 
     async def submit(self, input: MessageLike | Sequence[MessageLike], *, operation_id: str | None = None,
-                     source: Literal["server", "client"] = "server", when_busy: WhenBusy = "queue") -> Accepted:
+                     source: Literal["server", "client"] = "server",
+                     client_tools: Sequence[ClientToolSchema | Mapping[str, Any]] | None = None,
+                     when_busy: WhenBusy = "queue") -> Accepted:
         """Accept `input` durably and return at once (`wait` for the answer). `source="client"`
         input follows the client rules (`think.turns.trust.client_input`): a refused one is not
-        stored and `wait` answers `Unanswered(reason)`. `when_busy="steer"` joins a running turn
-        at its next step boundary (`think.turns.steer`)."""
+        stored and `wait` answers `Unanswered(reason)`. `client_tools` (`{name, description,
+        parameters}` dicts or `ClientToolSchema`s) are tools the caller runs: the turn may call
+        them and waits for `add_tool_result(…, source="client")`; a name a server tool has is
+        ignored (`Accepted.ignored_tools`). `when_busy="steer"` joins a running turn at its next
+        step boundary (`think.turns.steer`)."""
         listed = [input] if isinstance(input, str | Message | dict) else list(input)
         messages = [to_message(m) for m in listed]
         if source == "client":
@@ -117,9 +128,12 @@ class HarnessSession:
                 return Accepted(refused_id, self.id, accepted=False)
         elif source != "server":
             raise ValueError(f"source must be 'server' or 'client', not {source!r}")
+        ignored: list[str] = []
+        if client_tools is not None:
+            _, ignored = usable_client_tools(self.agent, client_tool_schemas(client_tools), self.id)
         sub = await self.agent.submit_messages(messages, submission_id=operation_id, session=self.id,
-                                               when_busy=when_busy)
-        return Accepted(sub.submission_id, self.id, sub.accepted)
+                                               when_busy=when_busy, client_tools=client_tools)
+        return Accepted(sub.submission_id, self.id, sub.accepted, tuple(ignored) if sub.accepted else ())
 
     async def wait(self, operation_id: str, timeout: float | None = None) -> Answered | Unanswered:  # noqa: ASYNC109
         """The operation's outcome once it has finished (`TimeoutError` after `timeout` seconds)."""
@@ -151,19 +165,40 @@ class HarnessSession:
     async def add_tool_result(self, tool_call_id: str, output: Any = None, *, error: str | None = None,
                               source: Literal["server", "client"] = "server",
                               auto_continue: bool = True) -> ToolAnswer | Unanswered:
-        """Answer a call that waits for its output (root session: the chat transcript). A client's
-        answer (`source="client"`) is checked like the browser's (`think.turns.trust.check_result`):
-        one for a server tool's call, or a call that does not wait, is `Unanswered("not_client_tool")`."""
-        if self.id != "":
-            raise ProtocolError("tool results are answered on the root session (the chat transcript)")
+        """Answer a call of this session that waits for its output. A client's answer
+        (`source="client"`) is checked like the browser's (`think.turns.trust.check_result`): one
+        for a server tool's call, or a call that does not wait, is `Unanswered("not_client_tool")`.
+        With `auto_continue`, the turn carries on once every call of the batch has its answer (in
+        a session other than the root, before this returns: `ToolAnswer.continuation`)."""
         if source == "server":
-            return await self.agent.add_tool_result(tool_call_id, output, error=error, auto_continue=auto_continue)
+            return await self.agent.add_tool_result(tool_call_id, output, error=error, auto_continue=auto_continue,
+                                                    session=self.id)
         try:
             message = await self.agent.tool_updates.client_result(
-                tool_call_id, lambda: client_tool_kinds(self.agent, None), output=output, error_text=error,
-                is_error=error is not None)
+                tool_call_id, lambda: client_tool_kinds(self.agent, None, self.id), output=output, error_text=error,
+                is_error=error is not None, session=self.id)
         except Refused as refused:
             return Unanswered("unanswered", "not_client_tool", str(refused))
+        return await self._continue(message, auto_continue)
+
+    async def approve_tool_call(self, tool_call_id: str, approved: bool, reason: str | None = None, *,
+                                source: Literal["server", "client"] = "server",
+                                auto_continue: bool = True) -> ToolAnswer | Unanswered:
+        """Answer a call of this session that asks for approval (`tool_approval`, a tool's
+        `needs_approval`): approved, it runs at the start of the continuation. A client's answer
+        is taken only for a call that asks (`think.turns.trust.check_approval`)."""
+        if source == "server":
+            return await self.agent.approve_tool_call(tool_call_id, approved, reason, auto_continue=auto_continue,
+                                                      session=self.id)
+        try:
+            message = await self.agent.tool_updates.client_approval(tool_call_id, approved, session=self.id)
+        except Refused as refused:
+            return Unanswered("unanswered", "not_client_tool", str(refused))
+        return await self._continue(message, auto_continue)
+
+    async def _continue(self, message: Message | None, auto_continue: bool) -> ToolAnswer:
+        if self.id:
+            return await continue_session(self.agent, self.id, message, auto_continue)
         return await self.agent.continuations.after_answer(message, auto_continue)
 
     # ---- blocking turns ----------------------------------------------------------------------
@@ -231,23 +266,29 @@ class HarnessSession:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with each event of this session: `chunk`, `message` (a reply stored),
-        `run-start`, `run-end`, `error`, `transcript`, `reset`, and (standalone harness)
-        `operation` (an operation's status changed). Returns the unsubscribe function."""
+        `run-start`, `run-end`, `error`, `transcript`, `reset`, and `operation` (an operation of
+        this session changed status: `operationId`, `status`, `error`). Returns the unsubscribe
+        function."""
+
+        async def deliver(out: JSONObject) -> None:
+            result = listener(out)
+            if inspect.isawaitable(result):
+                await result
 
         async def on_event(event: TurnEvent) -> None:
             for out in _events(event):
-                result = listener(out)
-                if inspect.isawaitable(result):
-                    await result
+                await deliver(out)
 
-        stop = self.session.fanout.subscribe(on_event)
-        operations = self._operation_listeners.setdefault(self.id, [])
-        operations.append(listener)
+        async def on_status(submission: Submission) -> None:
+            if self.agent.submissions.store.messages(submission.submission_id)[0] == self.id:
+                await deliver({"type": "operation", "operationId": submission.submission_id,
+                               "status": submission.status, "error": submission.error})
+
+        stops = (self.session.fanout.subscribe(on_event), self.agent.submissions.watch(on_status))
 
         def unsubscribe() -> None:
-            stop()
-            if listener in operations:
-                operations.remove(listener)
+            for stop in stops:
+                stop()
 
         return unsubscribe
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
+from think.protocol.frames import ClientToolSchema
 from think.submissions.store import Submission, SubmissionStatus
 from think.submissions.submissions import CancelOutcome, Submissions
 from think.turns.callbacks import MessageLike
@@ -22,7 +23,8 @@ class SubmissionAPI:
 
     async def submit_messages(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
                               idempotency_key: str | None = None, metadata: Any = None,
-                              session: str = "", when_busy: WhenBusy = "queue") -> Submission:
+                              session: str = "", when_busy: WhenBusy = "queue",
+                              client_tools: Sequence[ClientToolSchema | Mapping[str, Any]] | None = None) -> Submission:
         """Accept a turn durably and return at once, before the model runs (safe inside turns).
 
         `messages` is one message (a string is a user message) or a list of them.
@@ -33,10 +35,13 @@ class SubmissionAPI:
         `when_busy="steer"`: while a turn of the session runs, the messages join it at its next
         step boundary (ahead of pending submissions) instead of waiting (`think.turns.steer`);
         they are stored before this returns, so a kill before the boundary leaves them pending.
+        `client_tools`: tool schemas (`ClientToolSchema` or `{name, description, parameters}`) a
+        client runs, offered to this turn and kept for the session's later answers and
+        continuations; a name a server tool has is ignored (`think.turns.trust`).
         """
         return await self.submissions.submit(messages, submission_id=submission_id,
                                              idempotency_key=idempotency_key, metadata=metadata, session=session,
-                                             when_busy=when_busy)
+                                             when_busy=when_busy, client_tools=client_tools)
 
     def inspect_submission(self, submission_id: str) -> Submission | None:
         return self.submissions.inspect(submission_id)

@@ -37,7 +37,7 @@ import contextvars
 import inspect
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,10 +48,18 @@ from think import observe
 from think._tasks import cancel_and_wait
 from think.errors import ProtocolError, StorageError
 from think.messages import Message
+from think.protocol.frames import ClientToolSchema
 from think.recovery.cutoff import settle_cut_off_calls
 from think.stream.fanout import TurnEvent, TurnFinished, TurnStarted
 from think.submissions.store import STATUSES, Submission, SubmissionStatus, SubmissionStore
 from think.turns.callbacks import MessageLike, to_message
+from think.turns.continuation import (
+    client_tool_schemas,
+    decode_client_tools,
+    encode_client_tools,
+    remember_request,
+    usable_client_tools,
+)
 from think.turns.trust import agent_tools
 from think.turns.turn import TurnRequest, WhenBusy
 
@@ -65,6 +73,9 @@ WAKE_ID = "think:submissions"
 WAKE_METHOD = "submissions.wake"
 CancelOutcome = Literal["cancelled", "already_terminal", "not_found"]
 """What `cancel_submission` did."""
+CLIENT_TOOLS_OF = "think.submission.client_tools:"
+"""Key-value prefix: the client tools a submission registered (until it finishes)."""
+StatusListener = Callable[[Submission], Awaitable[None] | None]
 _STATUS_OF: dict[str, SubmissionStatus] = {"completed": "completed", "aborted": "aborted", "skipped": "skipped",
                                            "error": "error"}
 
@@ -82,12 +93,14 @@ class Submissions:
         """Submissions accepted with `when_busy="steer"` waiting in (or running after) a turn's inbox."""
         self._running_request: dict[str, str] = {}
         """Submission id → the request id of its turn (they differ for a continued reply)."""
+        self._watchers: list[StatusListener] = []
 
     # ---- accepting -------------------------------------------------------------------------------
 
     async def submit(self, messages: MessageLike | Sequence[MessageLike], *, submission_id: str | None = None,
                      idempotency_key: str | None = None, metadata: Any = None, session: str = "",
-                     when_busy: WhenBusy = "queue") -> Submission:
+                     when_busy: WhenBusy = "queue",
+                     client_tools: Sequence[ClientToolSchema | Mapping[str, Any]] | None = None) -> Submission:
         if when_busy not in ("queue", "steer"):
             raise ProtocolError(f"when_busy must be 'queue' or 'steer', not {when_busy!r}")
         if isinstance(messages, str | Message | dict):
@@ -106,6 +119,7 @@ class Submissions:
         except TypeError as exc:
             raise ProtocolError(f"submission metadata must be JSON-serializable: {exc}") from exc
         self.agent.sessions.session(session)  # an unknown session fails now, not when it runs
+        schemas = None if client_tools is None else client_tool_schemas(client_tools)
         by_id = self.store.get(submission_id) if submission_id is not None else None
         by_key = self.store.by_key(idempotency_key) if idempotency_key is not None else None
         if by_id is not None and idempotency_key is not None and by_id.idempotency_key != idempotency_key:
@@ -120,6 +134,9 @@ class Submissions:
             return replace(existing, accepted=False)
         created = self.store.insert(submission_id or str(uuid.uuid4()), resolved, key=idempotency_key,
                                     metadata=metadata, session_id=session)
+        if schemas is not None:  # with the row, before the ack: a restart runs it with them
+            kept, _ = usable_client_tools(self.agent, schemas, session)
+            self.agent.kv_set(CLIENT_TOOLS_OF + created.submission_id, encode_client_tools(kept))
         self._arm()  # stored and armed before it is acknowledged: a kill from here on loses nothing
         if when_busy != "steer" or not self._steer(created):
             self.kick()
@@ -298,6 +315,11 @@ class Submissions:
         # runs with the submission's messages (again, after a restart: saving them is a no-op).
         resume = self.store.recovery(submission_id) == "continue"
         request_id = str(uuid.uuid4()) if resume else submission_id
+        registered = self.agent.kv_get(CLIENT_TOOLS_OF + submission_id)
+        if registered is not None:  # answers and continuations in the session use them from now on
+            remember_request(self.agent, [ClientToolSchema(name=t["name"], description=t["description"],
+                                                           parameters=t["parameters"])
+                                          for t in registered], None, replace_body=False, session=session_id)
 
         def claim(history: list[Message]) -> list[Message] | None:
             # At the head of the queue, in the step that applies the messages: pending → running.
@@ -317,7 +339,8 @@ class Submissions:
             with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume) as traced:
                 result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim,
                                                           continuation=resume, extend=resume, session_id=session_id,
-                                                          when_busy=when_busy, trigger="submission"))
+                                                          when_busy=when_busy, trigger="submission",
+                                                          client_tools=decode_client_tools(registered)))
                 traced.finished(result.status, result.error)
         except Exception as exc:
             log.exception("submission %s crashed", submission_id)
@@ -336,6 +359,7 @@ class Submissions:
         elif status == "skipped":
             error = error or "The chat was cleared before it ran"
         self.store.finish(submission_id, status, error)
+        self.agent.kv_set(CLIENT_TOOLS_OF + submission_id, None)  # the session keeps them (remember_request)
 
     def _recover(self, sub: Submission) -> None:
         submission_id = sub.submission_id
@@ -397,11 +421,23 @@ class Submissions:
         if current is not None:
             await self._report(current)
 
+    def watch(self, listener: StatusListener) -> Callable[[], None]:
+        """Call `listener` (sync or async) with each status change, after `on_submission_status`;
+        returns the function that stops it (a harness's `subscribe` uses this)."""
+        self._watchers.append(listener)
+
+        def stop() -> None:
+            if listener in self._watchers:
+                self._watchers.remove(listener)
+
+        return stop
+
     async def _report(self, submission: Submission) -> None:
-        try:
-            result = self.agent.on_submission_status(submission)
-            if inspect.isawaitable(result):
-                await result
-        except Exception:
-            log.exception("on_submission_status raised; the submission goes on")
+        for listener in (self.agent.on_submission_status, *self._watchers):
+            try:
+                result = listener(submission)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("a submission status listener raised; the submission goes on")
 

@@ -22,7 +22,7 @@ from think.messages import JSONObject, Message
 from think.tools.tool import Tool, waits_for_answer
 from think.turns import callbacks
 from think.turns.callbacks import MessageLike, to_message
-from think.turns.continuation import ToolAnswer
+from think.turns.continuation import ToolAnswer, continue_session
 from think.turns.runner import new_request_id, run_turn
 from think.turns.trust import agent_tools
 from think.turns.turn import ActiveTurn, TurnRequest, TurnResult, WhenBusy
@@ -244,21 +244,26 @@ class TurnAPI:
         return False
 
     async def add_tool_result(self, tool_call_id: str, output: Any = None, *, error: str | None = None,
-                              auto_continue: bool = True) -> ToolAnswer:
+                              auto_continue: bool = True, session: str = "") -> ToolAnswer:
         """Give a call that waits for the client its output (or its `error`), as the browser's
         `cf_agent_tool_result` does. A continuation turn answers once every call of the batch has
         its answer (see `ToolAnswer.continuation`), as with the JS clients' default;
-        `auto_continue=False` leaves it to a later `continue_last_turn()`."""
+        `auto_continue=False` leaves it to a later `continue_last_turn()`. In another `session`
+        the continuation runs before this returns (`think.turns.continuation.continue_session`)."""
         message = await self._think.tool_updates.add_result(tool_call_id, output=output, error_text=error,
-                                                     is_error=error is not None)
+                                                            is_error=error is not None, session=session)
+        if session:
+            return await continue_session(self._think, session, message, auto_continue)
         return await self._think.continuations.after_answer(message, auto_continue)
 
     async def approve_tool_call(self, tool_call_id: str, approved: bool, reason: str | None = None, *,
-                                auto_continue: bool = True) -> ToolAnswer:
+                                auto_continue: bool = True, session: str = "") -> ToolAnswer:
         """Answer a call that waits for approval, as `cf_agent_tool_approval` does: approved, the
         server runs it at the start of the continuation; denied, it ends `output-denied`. The
         continuation starts by itself unless `auto_continue=False` (as `add_tool_result`)."""
-        message = await self._think.tool_updates.approve(tool_call_id, approved, reason=reason)
+        message = await self._think.tool_updates.approve(tool_call_id, approved, reason=reason, session=session)
+        if session:
+            return await continue_session(self._think, session, message, auto_continue)
         return await self._think.continuations.after_answer(message, auto_continue)
 
     async def write_data(self, name: str, data: Any, *, id: str | None = None, transient: bool = False) -> bool:

@@ -10,7 +10,10 @@ time limit. A request that arrives while a continuation runs is deferred: it bec
 that one ends.
 
 A continuation reuses what the last chat request carried: the client tools it registered and
-its custom body (`remember_request`), kept in the agent's key-value store across restarts.
+its custom body (`remember_request`), kept in the agent's key-value store across restarts. A
+session other than the root session (a harness session) keeps its own client tools, from the
+last submission that registered some; an answer there runs its continuation at once
+(`continue_session`), not through the coalescing controller, which serves the chat transcript.
 
 In a served agent the wait runs in the server's task group (`attach`); elsewhere a Python caller
 that completes a batch runs the continuation itself (`run_if_ready`).
@@ -20,17 +23,17 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from think.errors import ConfigurationError
+from think.errors import ConfigurationError, ProtocolError
 from think.messages import JSONObject, Message
 from think.tools.tool import Tool, client_tool
 from think.turns.tool_results import mid_batch
-from think.turns.trust import ToolKinds, tool_kinds
+from think.turns.trust import ToolKinds, split_client_tools, tool_kinds
 from think.turns.turn import TurnRequest, TurnResult
 
 if TYPE_CHECKING:
@@ -50,13 +53,62 @@ Spawn = Callable[[Callable[[], Awaitable[None]]], None]
 # ---- what the last chat request carried -----------------------------------------------------------
 
 
+def _tools_key(session: str) -> str:
+    return f"{CLIENT_TOOLS_KEY}:{session}" if session else CLIENT_TOOLS_KEY
+
+
+def encode_client_tools(client_tools: Sequence[ClientToolSchema]) -> list[JSONObject]:
+    return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in client_tools]
+
+
+def decode_client_tools(entries: Sequence[JSONObject] | None) -> tuple[Tool, ...]:
+    tools: list[Tool] = []
+    for entry in entries or ():
+        try:
+            tools.append(client_tool(str(entry["name"]), description=str(entry.get("description") or ""),
+                                     input_schema=entry.get("parameters")))
+        except (ConfigurationError, KeyError, TypeError):
+            log.warning("ignoring a stored client tool that is not valid: %r", entry)
+    return tuple(tools)
+
+
+def client_tool_schemas(raw: Sequence[ClientToolSchema | Mapping[str, Any]]) -> list[ClientToolSchema]:
+    """Client tool schemas given in Python (`ClientToolSchema`s or `{name, description, parameters}`
+    dicts, the original's `clientTools`), checked as a chat request's are; `ProtocolError` if one is
+    not a valid tool."""
+    from think.protocol.frames import ClientToolSchema
+
+    schemas: list[ClientToolSchema] = []
+    for item in raw:
+        schema = item if isinstance(item, ClientToolSchema) else ClientToolSchema(
+            name=str(item.get("name") or ""), description=str(item.get("description") or ""),
+            parameters=item.get("parameters"))
+        try:
+            client_tool(schema.name, description=schema.description, input_schema=schema.parameters)
+        except ConfigurationError as exc:
+            raise ProtocolError(f"client_tools: {exc}") from exc
+        schemas.append(schema)
+    return schemas
+
+
+def usable_client_tools(agent: Think, schemas: Sequence[ClientToolSchema],
+                        session: str = "") -> tuple[list[ClientToolSchema], list[str]]:
+    """The schemas a turn of `session` may use and the names ignored because a server tool has
+    them (`think.turns.trust.split_client_tools`)."""
+    server = tool_kinds(agent, (), agent.sessions.session(session) if session else None).server
+    kept, ignored = split_client_tools(schemas, server)
+    for name in ignored:
+        log.warning("client tool %r ignored: a server tool has that name", name)
+    return kept, ignored
+
+
 def remember_request(agent: Think, client_tools: Sequence[ClientToolSchema] | None, body: JSONObject | None,
-                     *, replace_body: bool = True) -> None:
+                     *, replace_body: bool = True, session: str = "") -> None:
     """Store a request's client tools (a non-empty list replaces the stored one, an empty list
-    clears it, None keeps it) and, with `replace_body`, its custom body (empty: cleared)."""
+    clears it, None keeps it) and, with `replace_body`, its custom body (empty: cleared).
+    `session`: a session other than the root keeps its own client tools (no body)."""
     if client_tools is not None:
-        agent.kv_set(CLIENT_TOOLS_KEY, [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                                        for t in client_tools] or None)
+        agent.kv_set(_tools_key(session), encode_client_tools(client_tools) or None)
     if replace_body:
         agent.kv_set(LAST_BODY_KEY, dict(body) if body else None)
 
@@ -66,23 +118,35 @@ def forget_request(agent: Think) -> None:
     agent.kv_set(LAST_BODY_KEY, None)
 
 
-def stored_client_tools(agent: Think) -> tuple[Tool, ...]:
-    """The client tools of the last request that registered any (browser-executed tools)."""
-    tools: list[Tool] = []
-    for entry in agent.kv_get(CLIENT_TOOLS_KEY) or ():
-        try:
-            tools.append(client_tool(str(entry["name"]), description=str(entry.get("description") or ""),
-                                     input_schema=entry.get("parameters")))
-        except (ConfigurationError, KeyError, TypeError):
-            log.warning("ignoring a stored client tool that is not valid: %r", entry)
-    return tuple(tools)
+def stored_client_tools(agent: Think, session: str = "") -> tuple[Tool, ...]:
+    """The client tools of the last request (of `session`) that registered any."""
+    return decode_client_tools(agent.kv_get(_tools_key(session)))
 
 
-def client_tool_kinds(agent: Think, client_tools: Sequence[ClientToolSchema] | None) -> ToolKinds:
+def client_tool_kinds(agent: Think, client_tools: Sequence[ClientToolSchema] | None,
+                      session: str = "") -> ToolKinds:
     """Which tools a client answers for (`think.turns.trust`): the agent's, and the browser's:
-    `client_tools` when a frame registers some, else those stored from the last request."""
-    names = [t.name for t in client_tools] if client_tools else [t.name for t in stored_client_tools(agent)]
-    return tool_kinds(agent, names)
+    `client_tools` when a frame registers some, else those stored from the last request (of
+    `session`)."""
+    names = ([t.name for t in client_tools] if client_tools
+             else [t.name for t in stored_client_tools(agent, session)])
+    return tool_kinds(agent, names, agent.sessions.session(session) if session else None)
+
+
+async def continue_session(agent: Think, session_id: str, message: Message | None,
+                           auto_continue: bool) -> ToolAnswer:
+    """After an answer in a session other than the root: with `auto_continue`, once every call
+    of the batch has its answer, run the continuation turn now (awaited) with the session's
+    client tools; `ToolAnswer.continuation` is its result."""
+    if message is None:
+        return ToolAnswer(None)
+    history = agent.sessions.session(session_id).history()
+    if not auto_continue or mid_batch(message) or not history or history[-1].id != message.id:
+        return ToolAnswer(message)  # not complete yet, or a newer message came in: nothing to continue
+    result = await agent.run(TurnRequest(request_id=str(uuid.uuid4()), continuation=True, session_id=session_id,
+                                         client_tools=stored_client_tools(agent, session_id),
+                                         trigger="auto-continuation"))
+    return ToolAnswer(message, result)
 
 
 def stored_body(agent: Think) -> JSONObject | None:

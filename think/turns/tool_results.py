@@ -151,7 +151,7 @@ class ToolUpdates:
         self._lock = anyio.Lock()
 
     async def add_result(self, tool_call_id: str, *, output: Any = None, error_text: str | None = None,
-                         is_error: bool = False) -> Message | None:
+                         is_error: bool = False, session: str = "") -> Message | None:
         """Settle a waiting call with its output (or an error); the updated message, or None when
         no part of that id waits for a result. An output nested deeper than a part's field may be
         (`think.protocol.limits`) raises `TooDeep`, and nothing changes."""
@@ -161,15 +161,16 @@ class ToolUpdates:
         def change(message: Message, index: int) -> None:
             set_result(message, index, output=output, error_text=error_text, is_error=is_error)
 
-        return await self._apply(tool_call_id, _TAKES_RESULT, change)
+        return await self._apply(tool_call_id, _TAKES_RESULT, change, session=session)
 
-    async def approve(self, tool_call_id: str, approved: bool, *, reason: str | None = None) -> Message | None:
+    async def approve(self, tool_call_id: str, approved: bool, *, reason: str | None = None,
+                      session: str = "") -> Message | None:
         """Answer a call waiting for approval; the updated message, or None when nothing waits."""
 
         def change(message: Message, index: int) -> None:
             set_approval(message, index, approved=approved, reason=reason)
 
-        return await self._apply(tool_call_id, _TAKES_APPROVAL, change)
+        return await self._apply(tool_call_id, _TAKES_APPROVAL, change, session=session)
 
     async def replace_output(self, tool_call_id: str, output: Any, *, drop_text_after: bool = False) -> Message | None:
         """Replace the output of a settled call (server code: a paused execution's outcome takes
@@ -189,7 +190,8 @@ class ToolUpdates:
         return await self._apply(tool_call_id, frozenset({"output-available"}), change)
 
     async def client_result(self, tool_call_id: str, kinds: Callable[[], ToolKinds], *, output: Any = None,
-                            error_text: str | None = None, is_error: bool = False) -> Message | None:
+                            error_text: str | None = None, is_error: bool = False,
+                            session: str = "") -> Message | None:
         """A client's result for a call (`cf_agent_tool_result`): applied as `add_result` does if
         `think.turns.trust` allows it; raises `Refused` and changes nothing otherwise. `kinds` is
         asked, under the lock, which tools the client answers for."""
@@ -200,9 +202,9 @@ class ToolUpdates:
         def change(message: Message, index: int) -> None:
             set_result(message, index, output=output, error_text=error_text, is_error=is_error)
 
-        return await self._apply(tool_call_id, RESULT_STATES, change, judge)
+        return await self._apply(tool_call_id, RESULT_STATES, change, judge, session=session)
 
-    async def client_approval(self, tool_call_id: str, approved: bool) -> Message | None:
+    async def client_approval(self, tool_call_id: str, approved: bool, *, session: str = "") -> Message | None:
         """A client's approval (`cf_agent_tool_approval`): applied only to a call that asks for
         one; raises `Refused` and changes nothing otherwise."""
 
@@ -212,29 +214,55 @@ class ToolUpdates:
         def change(message: Message, index: int) -> None:
             set_approval(message, index, approved=approved)
 
-        return await self._apply(tool_call_id, APPROVAL_STATES, change, judge)
+        return await self._apply(tool_call_id, APPROVAL_STATES, change, judge, session=session)
 
     async def _apply(self, tool_call_id: str, states: frozenset[str], change: Callable[[Message, int], None],
-                     judge: Judge | None = None) -> Message | None:
+                     judge: Judge | None = None, *, session: str = "") -> Message | None:
+        """`session`: the session whose transcript has the call (default: the root session)."""
         self.in_flight += 1
         try:
             async with self._lock:
-                await self._wait_for_turn_with(tool_call_id)
-                session = self.agent.session
-                found = find_part(session.history(), tool_call_id, states)
+                if session:
+                    await self._wait_for_session_turn(session)
+                else:
+                    await self._wait_for_turn_with(tool_call_id)
+                target = self.agent.sessions.session(session) if session else self.agent.session
+                found = find_part(target.history(), tool_call_id, states)
                 if judge is not None:  # the newest part that could take it, else the newest at all
-                    seen = found or find_part(session.history(), tool_call_id, ANY_TOOL_STATE)
+                    seen = found or find_part(target.history(), tool_call_id, ANY_TOOL_STATE)
                     judge(_part(*seen) if seen is not None else None)
                 if found is None:
                     return None
                 message = found[0].copy_deep()
                 change(message, found[1])
-                stored = session.save([message])[0]
-                await session.fanout.publish(MessageChanged(stored))
+                stored = target.save([message])[0]
+                await target.fanout.publish(MessageChanged(stored))
                 return stored
         finally:
             self.in_flight -= 1
             self.agent.continuations.poke()
+
+    async def _wait_for_session_turn(self, session_id: str) -> None:
+        """A session other than the root buffers no stream: while a turn of it runs, its calls
+        may be in no stored message yet, so wait (bounded) for that turn to end."""
+        active = self.agent.active_turn
+        if active is None or active.session_id != session_id:
+            return
+        request_id = active.request_id
+        ended = anyio.Event()
+
+        async def listen(event: TurnEvent) -> None:
+            if isinstance(event, TurnFinished) and event.request_id == request_id:
+                ended.set()
+
+        unsubscribe = self.agent.sessions.session(session_id).fanout.subscribe(listen)
+        try:
+            with anyio.move_on_after(TURN_END_WAIT):
+                current = self.agent.active_turn
+                if current is not None and current.request_id == request_id:
+                    await ended.wait()
+        finally:
+            unsubscribe()
 
     async def _wait_for_turn_with(self, tool_call_id: str) -> None:
         """A call of the turn still streaming is in no stored message yet: wait for its reply."""

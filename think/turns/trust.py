@@ -19,7 +19,8 @@ and approvals through `think.turns.tool_results`). A client may:
   call runs with the input the server stored, never one a client sends (an action also checks it
   against the input it asked about, `think.actions.runtime`);
 * register tool schemas that never replace a server tool of the same name (`split_client_tools`,
-  `merge_client_tools`).
+  `merge_client_tools`), with a chat request or with a harness submission
+  (`submit(…, client_tools=…)`, per session).
 
 Paused work (parked actions, paused code executions) is resolved by id through the agent's
 `approve_execution` / `reject_execution` callables (`think.actions.approvals`): whoever may call
@@ -173,13 +174,14 @@ def agent_tools(agent: Think, session: Session | None = None, *, for_model: bool
     return tools
 
 
-def tool_kinds(agent: Think, browser: Iterable[str]) -> ToolKinds:
-    """`agent`'s tools by kind, with `browser` the names of the tools the browser registered.
+def tool_kinds(agent: Think, browser: Iterable[str], session: Session | None = None) -> ToolKinds:
+    """`agent`'s tools by kind (in `session`, by default its root session), with `browser` the
+    names of the tools the browser (or a harness submission) registered.
 
     A `get_tools()` that raises leaves the agent no tools of its own: a client then answers only
     for tools the browser registered (the turn that needs the others fails with its own error)."""
     try:
-        tools = agent_tools(agent)
+        tools = agent_tools(agent, session)
     except Exception:
         log.warning("could not list the tools of %s to check a client's answer", type(agent).__name__,
                     exc_info=True)
