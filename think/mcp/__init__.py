@@ -7,7 +7,8 @@ What it trusts: the agent's owner, who adds servers (server code; no client adds
 agent exposes a `@callable` that does). A server's tool results are untrusted data for the
 model, never instructions to the framework: they become tool outputs, capped like other tools'
 outputs. Server URLs are http(s); with `mcp_url_policy` (a `think.net.policy.UrlPolicy`) they
-must pass it when added, and every connection is checked at connect time. Each server is a
+must pass it when added, and every connection is checked at connect time (also the requests of
+an OAuth sign-in, `think.mcp.oauth`, whose callback trusts only a `state` it handed out). Each server is a
 background connection (`think.mcp.connection`) that never blocks the agent's start or a turn.
 """
 

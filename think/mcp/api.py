@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
+from think.errors import ConfigurationError
 from think.mcp.clients import MCPClients
 from think.mcp.store import Transport
 from think.messages import JSONObject
@@ -37,16 +39,26 @@ class MCPAPI:
     on every connection (allowlist, no private or internal addresses unless it permits them).
     None (the default): any http(s) URL the agent's owner adds."""
 
+    mcp_auth_timeout: ClassVar[float] = 600.0
+    """Seconds a user has to finish an MCP server's OAuth sign-in (its `auth_url`); after that
+    the flow is given up and a new one (a new `auth_url`) starts with the next reconnect."""
+
     mcp: MCPClients
+    name: str
+
+    def _kebab(self) -> str:
+        kebab: str = getattr(type(self), "kebab_name")()  # noqa: B009 (the facade's classmethod)
+        return kebab
 
     def _mcp_clients(self, db: Any) -> MCPClients:
         return MCPClients(db, call_timeout=self.mcp_call_timeout, connect_timeout=self.mcp_connect_timeout,
-                          url_policy=self.mcp_url_policy)
+                          url_policy=self.mcp_url_policy, auth_timeout=self.mcp_auth_timeout)
 
     async def add_mcp_server(self, name: str, url: str | None = None, *, transport: Transport = "auto",
                              headers: Mapping[str, str] | None = None, command: str | None = None,
                              args: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                             cwd: str | Path | None = None,
+                             cwd: str | Path | None = None, callback_host: str | None = None,
+                             agents_prefix: str = "agents",
                              timeout: float | None = 10.0) -> JSONObject:  # noqa: ASYNC109
         """Add an MCP server, stored in this agent's database and reconnected on every start.
 
@@ -56,10 +68,26 @@ class MCPAPI:
         Waits up to `timeout` seconds for the first connection attempt and returns
         `{"id", "state", "auth_url", "error"}`; a server that failed is kept and retried in the
         background (remove it with `remove_mcp_server(id)`).
+
+        A server that requires OAuth answers with state `authenticating` and the `auth_url`
+        where the user signs in; the authorization server sends them back to this agent's
+        `…/callback` route. Its URL is the agent's URL as the current request reached it (a
+        `@callable` or `on_request` served by `think serve`), or
+        `{callback_host}/{agents_prefix}/<agent>/<name>/callback` when `callback_host` is given.
         """
+        from think.mcp.callback import AGENT_URL, callback_url
+
+        redirect: str | None = None
+        if url is not None and callback_host is not None:
+            base = f"{callback_host.rstrip('/')}/{agents_prefix.strip('/')}/{self._kebab()}/{self.name}"
+            if urlsplit(base).scheme not in ("http", "https") or not urlsplit(base).hostname:
+                raise ConfigurationError(f"callback_host must be an http(s) origin, not {callback_host!r}")
+            redirect = callback_url(base)
+        elif url is not None and (here := AGENT_URL.get()) is not None:
+            redirect = callback_url(here)
         return await self.mcp.add(name, url, transport=None if command is not None and transport == "auto"
                                   else transport, headers=headers, command=command, args=args, env=env,
-                                  cwd=cwd, timeout=timeout)
+                                  cwd=cwd, timeout=timeout, callback_url=redirect)
 
     async def remove_mcp_server(self, server_id: str) -> bool:
         """Disconnect a server and delete it; False if no server has this id."""

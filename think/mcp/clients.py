@@ -8,6 +8,7 @@ listeners with nothing: they read `state()` (the `cf_agent_mcp_servers` payload)
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # the SDK is imported when the first server connects, not wit
     from mcp.types import GetPromptResult, ReadResourceResult
 
     from think.mcp.connection import MCPConnection
+    from think.mcp.oauth import Callback, OAuthFlows
     from think.net.policy import UrlPolicy
 
 log = logging.getLogger("think.mcp")
@@ -50,8 +52,12 @@ class MCPClients:
     """See the module docstring."""
 
     def __init__(self, db: Database, *, call_timeout: float = 60.0, connect_timeout: float = 30.0,
-                 url_policy: UrlPolicy | None = None, backoff: Backoff | None = None) -> None:
+                 url_policy: UrlPolicy | None = None, backoff: Backoff | None = None,
+                 auth_timeout: float = 600.0) -> None:
+        self.db = db
         self.store = ServerStore(db)
+        self.auth_timeout = auth_timeout
+        self._oauth: OAuthFlows | None = None
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.url_policy = url_policy
@@ -91,24 +97,36 @@ class MCPClients:
         from think.mcp.connection import MCPConnection
 
         connection = MCPConnection(spec, self._changed, connect_timeout=self.connect_timeout, backoff=self.backoff,
-                                   url_policy=self.url_policy)
+                                   url_policy=self.url_policy, oauth=self.oauth if spec.callback_url else None)
         self.connections[spec.id] = connection
         connection.start()
         return connection
 
+    @property
+    def oauth(self) -> OAuthFlows:
+        """The OAuth flows and stored tokens of the servers (`think.mcp.oauth`; loads the SDK)."""
+        if self._oauth is None:
+            from think.mcp.oauth import OAuthFlows
+
+            self._oauth = OAuthFlows(self.db, auth_timeout=self.auth_timeout)
+        return self._oauth
+
     async def add(self, name: str, url: str | None = None, *, transport: Transport | None = None,
                   headers: Mapping[str, str] | None = None, command: str | None = None,
                   args: Sequence[str] = (), env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-                  timeout: float | None = 10.0) -> JSONObject:  # noqa: ASYNC109
-        """Store a server and connect it; wait up to `timeout` seconds for the first attempt."""
+                  timeout: float | None = 10.0, callback_url: str | None = None) -> JSONObject:  # noqa: ASYNC109
+        """Store a server and connect it; wait up to `timeout` seconds for the first attempt (a
+        server that needs OAuth: until its `auth_url` is known)."""
         spec = self._spec(name, url, transport=transport, headers=headers, command=command, args=args,
                           env=env, cwd=cwd)
+        if callback_url is not None and spec.url is not None:
+            spec = dataclasses.replace(spec, callback_url=callback_url)
         self.store.add(spec)
         connection = self._open(spec)
         if timeout:
             with anyio.move_on_after(timeout):
                 await connection.wait_settled()
-        return {"id": spec.id, "state": connection.state, "auth_url": None, "error": connection.error}
+        return {"id": spec.id, "state": connection.state, "auth_url": connection.auth_url, "error": connection.error}
 
     def _spec(self, name: str, url: str | None, *, transport: Transport | None, headers: Mapping[str, str] | None,
               command: str | None, args: Sequence[str], env: Mapping[str, str] | None,
@@ -138,6 +156,8 @@ class MCPClients:
         """Disconnect and forget a server; False if there was none with this id."""
         connection = self.connections.pop(server_id, None)
         found = self.store.remove(server_id)
+        if self._oauth is not None:
+            self._oauth.forget(server_id)
         if connection is not None:
             await connection.stop()
         self._changed()
@@ -167,9 +187,31 @@ class MCPClients:
             connection = self.connections.get(spec.id)
             out.append({"id": spec.id, "name": spec.name, "server_url": spec.server_url,
                         "transport": spec.transport, "state": connection.state if connection else "connecting",
-                        "error": connection.error if connection else None, "auth_url": None,
+                        "error": connection.error if connection else None,
+                        "auth_url": connection.auth_url if connection else None,
                         "tools": len(connection.tools) if connection else 0})
         return out
+
+    async def finish_auth(self, params: Mapping[str, str]) -> Callback:
+        """The OAuth callback's query (`code`, `state`, or `error`): hand it to the waiting flow
+        and wait (at most the connect timeout) until that server is ready or has failed. A
+        `state` no flow waits for is refused and nothing is stored (`think.mcp.oauth`)."""
+        from think.mcp.oauth import Callback
+
+        if not self.connections:
+            return Callback(False, None, "This sign-in link is not valid or has expired (unknown state). "
+                            "Nothing was stored.")
+        outcome = self.oauth.callback(dict(params))
+        connection = self.connections.get(outcome.server_id or "")
+        if connection is None or not outcome.ok:
+            return outcome
+        with anyio.move_on_after(self.connect_timeout):
+            await connection.wait_settled()
+        if connection.state == "ready":
+            return Callback(True, outcome.server_id, f"Signed in: the MCP server {connection.spec.name!r} is "
+                            f"connected ({len(connection.tools)} tools).")
+        return Callback(False, outcome.server_id, f"Signed in, but the MCP server {connection.spec.name!r} is "
+                        f"{connection.state}: {connection.error or 'still connecting'}")
 
     # ---- tools, prompts, resources -----------------------------------------------------------------
 
@@ -250,7 +292,8 @@ class MCPClients:
         for spec in self.store.all():
             connection = self.connections.get(spec.id)
             servers[spec.id] = {
-                "name": spec.name, "server_url": spec.server_url, "auth_url": None,
+                "name": spec.name, "server_url": spec.server_url,
+                "auth_url": connection.auth_url if connection else None,
                 "state": connection.state if connection else "connecting",
                 "error": connection.error if connection else None,
                 "instructions": connection.instructions if connection else None,

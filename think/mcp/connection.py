@@ -17,18 +17,21 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.subscriptions import ListenNotSupportedError, Subscription
 from mcp.types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
 
 from think._tasks import cancel_and_wait
 from think.mcp.backoff import Backoff
 from think.mcp.errors import MCPServerUnavailable, describe
+from think.mcp.oauth import NoCallback, OAuthFlows
 from think.mcp.store import ServerSpec
 from think.mcp.transports import connect
 from think.net.policy import UrlPolicy
@@ -46,10 +49,12 @@ class MCPConnection:
 
     def __init__(self, spec: ServerSpec, on_change: Callable[[MCPConnection], None], *,
                  connect_timeout: float = 30.0, backoff: Backoff | None = None,
-                 url_policy: UrlPolicy | None = None) -> None:
+                 url_policy: UrlPolicy | None = None, oauth: OAuthFlows | None = None) -> None:
         self.spec = spec
         self.state: State = "connecting"
         self.error: str | None = None
+        self.auth_url: str | None = None
+        """While `authenticating`: where the user signs in (the authorization server's page)."""
         self.tools: list[Tool] = []
         self.prompts: list[Prompt] = []
         self.resources: list[Resource] = []
@@ -65,6 +70,12 @@ class MCPConnection:
         self._ended: anyio.Event | None = None  # set when the current session ends
         self._stale: anyio.Event | None = None  # set when the server says its lists changed
         self._reached_ready = False
+        self._watch: anyio.CancelScope | None = None  # the connect timeout of the current attempt
+        self._auth: OAuthClientProvider | NoCallback | None = None
+        if oauth is not None and spec.url is not None and spec.callback_url is not None:
+            self._auth = oauth.provider(spec.id, spec.url, spec.callback_url, self._on_auth_url)
+        elif spec.url is not None:
+            self._auth = NoCallback()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
@@ -90,7 +101,7 @@ class MCPConnection:
         self.state, self.error = state, error
         if state == "connecting" and self._settled is not None and self._settled.is_set():
             self._settled = anyio.Event()  # a reconnect: waiters wait for this attempt
-        if state in ("ready", "failed") and self._settled is not None:
+        if state in ("ready", "failed", "authenticating") and self._settled is not None:
             self._settled.set()
         self._on_change(self)
 
@@ -119,7 +130,7 @@ class MCPConnection:
             async with anyio.create_task_group() as watch:
                 async def watchdog() -> None:
                     nonlocal timed_out
-                    with anyio.move_on_after(self._connect_timeout):
+                    with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as self._watch:
                         await ready.wait()
                         return
                     timed_out = True
@@ -127,7 +138,7 @@ class MCPConnection:
 
                 watch.start_soon(watchdog)
                 async with connect(self.spec, read_timeout=self._connect_timeout, url_policy=self._url_policy,
-                                   message_handler=self._on_message) as client:
+                                   message_handler=self._on_message, auth=self._auth) as client:
                     self._set("discovering")
                     async with _listening(client) as events:  # before listing: no change is missed
                         await self._discover(client)
@@ -142,9 +153,26 @@ class MCPConnection:
                 watch.cancel_scope.cancel()
         finally:
             self._client = None
+            self._watch = None
+            self.auth_url = None
             self._ended.set()
         if timed_out:
             raise TimeoutError(f"no answer within {self._connect_timeout:g} s (connect, initialize or list)")
+
+    def _on_auth_url(self, url: str | None) -> None:
+        """The OAuth flow waits for the user (`url`: where they sign in), or stopped waiting
+        (None). The connect timeout does not run while a person signs in."""
+        if url is not None:
+            self.auth_url = url
+            if self._watch is not None:
+                self._watch.deadline = math.inf
+            self._set("authenticating")
+            return
+        self.auth_url = None
+        if self._watch is not None:
+            self._watch.deadline = anyio.current_time() + self._connect_timeout
+        if self.state == "authenticating":
+            self._set("connecting")
 
     async def _discover(self, client: Client) -> None:
         caps = client.server_capabilities

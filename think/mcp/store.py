@@ -4,8 +4,9 @@ A row is what `add_mcp_server` was given: how to reach the server (a URL and tra
 headers, or a command line for stdio), and the tools it listed when it was last ready (so a
 call of one of them, cut off by a crash, is known as a server tool's call before the server is
 connected again). Connection state is never stored; it is rebuilt by connecting again when the
-agent starts. Headers are kept as given (they often carry a token):
-they stay in the agent's database and are never sent to clients.
+agent starts. Headers are kept as given (they often carry a token), and so are a server's OAuth
+client registration and tokens (`think_mcp_oauth`, see `think.mcp.oauth`): they stay in the
+agent's database and are never sent to clients.
 """
 
 from __future__ import annotations
@@ -45,7 +46,19 @@ def _m002(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE think_mcp_servers ADD COLUMN tools BLOB")  # JSON: the last tools/list
 
 
-MIGRATIONS = [_m001, _m002]
+@migration("think.mcp.003_oauth")
+def _m003(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE think_mcp_servers ADD COLUMN callback_url TEXT")  # the OAuth redirect URI
+    conn.execute("""
+        CREATE TABLE think_mcp_oauth (
+            server_id   TEXT PRIMARY KEY REFERENCES think_mcp_servers(id) ON DELETE CASCADE,
+            client_info BLOB,              -- JSON: the dynamic client registration
+            tokens      BLOB,              -- JSON: the SDK's OAuthToken
+            expires_at  REAL               -- when the access token expires (epoch seconds)
+        )""")
+
+
+MIGRATIONS = [_m001, _m002, _m003]
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,9 @@ class ServerSpec:
     args: tuple[str, ...] = ()
     env: dict[str, str] | None = None
     cwd: str | None = None
+    callback_url: str | None = None
+    """Where the server's OAuth authorization server sends the user back (`…/callback` under the
+    agent's URL); None: the agent was added outside a request and without `callback_host`."""
 
     @property
     def server_url(self) -> str:
@@ -85,13 +101,14 @@ class ServerStore:
         return [ServerSpec(id=r["id"], name=r["name"], transport=r["transport"], url=r["url"],
                            headers=orjson.loads(r["headers"]) if r["headers"] else {},
                            command=r["command"], args=tuple(orjson.loads(r["args"]) if r["args"] else ()),
-                           env=orjson.loads(r["env"]) if r["env"] else None, cwd=r["cwd"]) for r in rows]
+                           env=orjson.loads(r["env"]) if r["env"] else None, cwd=r["cwd"],
+                           callback_url=r["callback_url"]) for r in rows]
 
     def add(self, spec: ServerSpec) -> None:
         self.db.sql("INSERT INTO think_mcp_servers (id, name, transport, url, headers, command, args, env, cwd, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spec.id, spec.name, spec.transport,
-                    spec.url, _json(spec.headers or None), spec.command, _json(list(spec.args) or None),
-                    _json(spec.env), spec.cwd, time.time())
+                    "created_at, callback_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spec.id, spec.name,
+                    spec.transport, spec.url, _json(spec.headers or None), spec.command, _json(list(spec.args) or None),
+                    _json(spec.env), spec.cwd, time.time(), spec.callback_url)
 
     def cached_tools(self, server_id: str) -> list[dict[str, object]]:
         """The tools the server listed when it was last ready (as the SDK dumps them)."""
@@ -103,5 +120,6 @@ class ServerStore:
 
     def remove(self, server_id: str) -> bool:
         found = self.db.value("SELECT 1 FROM think_mcp_servers WHERE id = ?", server_id) is not None
+        self.db.sql("DELETE FROM think_mcp_oauth WHERE server_id = ?", server_id)
         self.db.sql("DELETE FROM think_mcp_servers WHERE id = ?", server_id)
         return found

@@ -34,6 +34,7 @@ from starlette.websockets import WebSocket
 from think._version import __version__
 from think.agent import Think
 from think.errors import ConfigurationError
+from think.mcp.callback import AGENT_URL, CALLBACK_PATH, agent_url, handle_callback
 from think.models.of_agent import model_of, public_label
 from think.protocol.codec import encode_message_list
 from think.protocol.frames import ProtocolErrorFrame
@@ -140,7 +141,8 @@ class _AgentServer:
                 if isinstance(found, Response):
                     await _deny(websocket, found)
                     return
-                cls, name, _ = found
+                cls, name, rest = found
+                AGENT_URL.set(agent_url(websocket, rest))  # what its calls see (an MCP OAuth callback URL)
                 host = await stack.enter_async_context(self.registry.use(cls, name))
             except AgentElsewhere as elsewhere:  # a process of the cluster has it open: relay there
                 from think.cluster.proxy import forward_websocket
@@ -242,10 +244,13 @@ class _AgentServer:
         if isinstance(found, Response):
             return found
         cls, name, rest = found
+        AGENT_URL.set(agent_url(request, rest))
         try:
             async with self.runtime.lease(cls, name) as agent:
                 if isinstance(agent, Think) and (rest == "get-messages" or rest.endswith("/get-messages")):
                     return Response(encode_message_list(agent.session.history_json()), media_type="application/json")
+                if isinstance(agent, Think) and rest == CALLBACK_PATH and request.method == "GET":
+                    return await handle_callback(agent.mcp, request)  # an MCP server's OAuth sign-in came back
                 result = agent.on_request(request)
                 if inspect.isawaitable(result):
                     result = await result
