@@ -24,6 +24,7 @@ from think.actions.api import ActionsAPI
 from think.actions.approvals import ApprovalsAPI
 from think.attachments import MIGRATIONS as ATTACHMENT_MIGRATIONS
 from think.attachments import stored_attachments
+from think.context.blocks import WhenChanged
 from think.context.convert import TRUNCATION_STEP
 from think.context.history import ModelHistory
 from think.context.overflow import ChatErrorClass, ContextOverflowPolicy, default_context_overflow_classifier
@@ -403,12 +404,14 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         await self.submissions.skip_pending()
 
     async def add_context(self, label: str, *, content: str | None = None, description: str | None = None,
-                          max_tokens: int | None = None, provider: Any = None, session: str = "") -> None:
+                          max_tokens: int | None = None, provider: Any = None, session: str = "",
+                          when_changed: WhenChanged = "rewrite") -> None:
         """Add a context block to a session's system prompt while the agent runs (from the next turn;
         `content` fills a writable block). For this process only: blocks that must outlive a
         restart belong in `configure_session`. See `think.context.blocks`."""
         blocks = self.sessions.session(session).context
-        blocks.add(label, description=description, max_tokens=max_tokens, provider=provider)
+        blocks.add(label, description=description, max_tokens=max_tokens, provider=provider,
+                   when_changed=when_changed)
         try:
             if content is not None:
                 await blocks.replace(label, content)

@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from think import Think, open_agent, tool
+from think.context.blocks import WhenChanged
+from think.context.reminders import REMINDER_PART
 from think.models.base import ModelRequest, ToolMessage
+from think.sessions import Session
 from think.testing.models import Reply, ScriptedModel, call, text, usage
 
 
@@ -46,8 +49,10 @@ def read_doc(name: str) -> str:
     return f"{name}: " + "lorem ipsum " * 200
 
 
-def agent_class(step: int, cache: PrefixCache) -> type[Think]:
+def agent_class(step: int, cache: PrefixCache, seen: list[ModelRequest] | None = None) -> type[Think]:
     def script(request: ModelRequest) -> Reply:
+        if seen is not None:
+            seen.append(request)
         total, cached = cache(request)
         if isinstance(request.messages[-1], ToolMessage):
             return [text(f"Summary of {request.last_user_text}."), usage(input=total, cached=cached, output=5)]
@@ -89,3 +94,66 @@ async def test_a_stepped_cutoff_keeps_the_provider_cache_hitting(tmp_path: Path)
           f"every 8 messages {stepped:.0%}")
     # Uncached input (what a provider bills in full) at least a third lower with the step.
     assert 1 - stepped < (1 - every_message) * 2 / 3
+
+
+def block_agent_class(when_changed: WhenChanged, cache: PrefixCache, seen: list[ModelRequest]) -> type[Think]:
+    base = agent_class(8, cache, seen)
+
+    class WithStatus(base):  # type: ignore[valid-type,misc]
+        def configure_session(self, session: Session) -> Session:
+            return (session.with_context("soul", provider=Fixed("You summarise documents. " * 40))
+                    .with_context("status", description="The build the user is on", when_changed=when_changed)
+                    .with_cached_prompt())
+
+    return WithStatus
+
+
+class Fixed:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def get(self) -> str:
+        return self.text
+
+
+async def run_with_block_changes(tmp_path: Path, when_changed: WhenChanged, turns: int = 24) -> float:
+    """The cached share over `turns` turns while the application rewrites a context block every
+    third turn (a build number, say)."""
+    cache, seen = PrefixCache(), list[ModelRequest]()
+    async with open_agent(block_agent_class(when_changed, cache, seen), when_changed, data_dir=tmp_path) as agent:
+        for i in range(turns):
+            if i % 3 == 0:
+                await agent.session.replace_context_block("status", f"The user is on build {i}.")
+            result = await agent.save_messages(f"doc-{i}")
+            assert result.status == "completed"
+            last = seen[-1]  # the model knows the newest build, whichever way it was told
+            told = last.system + "".join(repr(m) for m in last.messages)
+            assert f"build {i - i % 3}." in told
+    return cache.cached / cache.total
+
+
+async def test_context_block_changes_as_reminders_keep_the_cache_hitting(tmp_path: Path) -> None:
+    rewrite = await run_with_block_changes(tmp_path / "rewrite", "rewrite")
+    remind = await run_with_block_changes(tmp_path / "remind", "remind")
+    print(f"cached input share over 24 turns, a block changing every 3rd turn: prompt rewritten {rewrite:.1%}, "
+          f"changes as reminders {remind:.1%}")
+    assert 1 - remind < (1 - rewrite) * 0.6  # uncached input down by more than 40%
+
+
+async def test_a_reminder_is_stored_where_it_was_given_and_survives_a_restart(tmp_path: Path) -> None:
+    cache, seen = PrefixCache(), list[ModelRequest]()
+    cls = block_agent_class("remind", cache, seen)
+    async with open_agent(cls, "r", data_dir=tmp_path) as agent:
+        await agent.save_messages("doc-a")  # the block is empty: the prompt says so, no reminder
+        await agent.session.replace_context_block("status", "The user is on build 7.")
+        await agent.save_messages("doc-b")
+        await agent.save_messages("doc-c")  # nothing changed since: no second reminder
+        parts = [[p.type for p in m.parts] for m in agent.messages if m.role == "user"]
+        assert parts == [["text"], ["text", REMINDER_PART], ["text"]]
+        before = [repr(m) for m in seen[-1].messages]
+        system = seen[-1].system
+    async with open_agent(cls, "r", data_dir=tmp_path) as agent:
+        await agent.save_messages("doc-d")
+        assert seen[-1].system == system  # the frozen prompt was never rewritten
+        assert [repr(m) for m in seen[-1].messages][:len(before)] == before
+        assert any("doc-b" in m and "build 7" in m for m in before) and "build 7" not in system

@@ -11,6 +11,10 @@ A block without a provider is writable and stored in SQLite. When a session has 
 system prompt is rendered from them once and then frozen, so every model call sends the same
 prefix (provider prompt caches stay warm); a write through this API makes the next turn render it
 again. `cache_prompt()` keeps the frozen prompt in storage across restarts.
+
+A block added with `when_changed="remind"` never makes the prompt render again: when its content
+differs from what the model last saw, the change is announced after the cached prefix instead, on
+the newest user message (`think.context.reminders`), so a provider's prompt cache keeps hitting.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from think.errors import ConfigurationError, ContextError
 from think.storage import Database
 
 BlockKind = Literal["readonly", "writable", "loadable", "searchable"]
+WhenChanged = Literal["rewrite", "remind"]
+"""What a change of a block does: render the system prompt again, or announce it as a reminder."""
 RULE = "═" * 46
 _LABEL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -125,6 +131,7 @@ class _Block:
     max_tokens: int | None
     provider: Any
     kind: BlockKind
+    when_changed: WhenChanged = "rewrite"
 
 
 def render_block(block: ContextBlock) -> str:
@@ -157,8 +164,11 @@ class ContextBlocks:
         return name if not self.session_id else f"{name}_{self.session_id}"
 
     def add(self, label: str, *, description: str | None = None, max_tokens: int | None = None,
-            provider: Any = None) -> None:
+            provider: Any = None, when_changed: WhenChanged = "rewrite") -> None:
         """Register a block; without `provider`, a writable block stored in SQLite."""
+        if when_changed not in ("rewrite", "remind"):
+            raise ConfigurationError(f"when_changed of block {label!r} must be 'rewrite' or 'remind', "
+                                     f"not {when_changed!r}")
         if not _LABEL.match(label):
             raise ConfigurationError(f"context block label {label!r} is not valid: "
                                      "use 1-64 letters, digits, '_' or '-'")
@@ -170,7 +180,7 @@ class ContextBlocks:
             provider = SqliteBlockProvider(self.db, self._key(label))
         elif not callable(getattr(provider, "get", None)):
             raise ConfigurationError(f"the provider of block {label!r} has no get() method")
-        self._blocks[label] = _Block(label, description, max_tokens, provider, kind_of(provider))
+        self._blocks[label] = _Block(label, description, max_tokens, provider, kind_of(provider), when_changed)
         self._frozen = None
         self.version += 1
 
@@ -190,6 +200,10 @@ class ContextBlocks:
         """Labels in registration order, of the given kinds (all kinds when none are given)."""
         return [b.label for b in self._blocks.values() if (not kinds or b.kind in kinds)
                 and (keyed is None or _keyed(b) == keyed)]
+
+    def reminding(self) -> list[str]:
+        """Labels of the blocks whose changes are announced as reminders (`when_changed="remind"`)."""
+        return [b.label for b in self._blocks.values() if b.when_changed == "remind"]
 
     def provider(self, label: str) -> Any:
         return self._entry(label).provider
@@ -236,7 +250,8 @@ class ContextBlocks:
             raise ContextError(f"context block {label!r} is {block.kind}; only writable blocks can be replaced")
         self.check_fits(label, content)
         await block.provider.set(content)
-        await self.blocks_changed()
+        if block.when_changed == "rewrite":
+            await self.blocks_changed()
         return await self.get(label)
 
     async def append(self, label: str, content: str) -> ContextBlock:
@@ -250,7 +265,8 @@ class ContextBlocks:
             raise ContextError(f"context block {label!r} does not take keyed entries")
         self.check_fits(label, content)
         await block.provider.set(key, content, description)
-        await self.blocks_changed()
+        if block.when_changed == "rewrite":
+            await self.blocks_changed()
 
     def check_fits(self, label: str, content: str) -> int:
         block = self._entry(label)

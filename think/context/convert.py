@@ -13,7 +13,9 @@ from typing import Any
 
 import orjson
 
+from think.context.reminders import REMINDER_PART, reminder_text
 from think.messages import (
+    DataPart,
     FilePart,
     Message,
     ReasoningPart,
@@ -132,6 +134,9 @@ def convert_messages(messages: Sequence[Message], *, truncate: bool) -> tuple[li
                     content.append(TextContent(_truncate(part.text, text_limit) if text_limit else part.text))
                 elif isinstance(part, FilePart):
                     content.append(FileContent(part.media_type, part.url, part.filename))
+                elif isinstance(part, DataPart) and part.type == REMINDER_PART and isinstance(part.data, dict):
+                    content.append(TextContent(reminder_text(str(part.data.get("label")),
+                                                             str(part.data.get("content") or ""))))
             if content:
                 out.append(UserMessage(tuple(content)))
         else:

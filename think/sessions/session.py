@@ -18,7 +18,7 @@ from typing import Literal
 import orjson
 
 from think._gc import paused_collector
-from think.context.blocks import BlockProvider, ContextBlock, ContextBlocks, PromptStore
+from think.context.blocks import BlockProvider, ContextBlock, ContextBlocks, PromptStore, WhenChanged
 from think.context.tokens import TokenCounter
 from think.errors import ConfigurationError, StorageError
 from think.messages import Message
@@ -76,9 +76,13 @@ class Session:
     # ---- builder -----------------------------------------------------------------------------
 
     def with_context(self, label: str, *, description: str | None = None, max_tokens: int | None = None,
-                     provider: BlockProvider | None = None) -> Session:
-        """Add a context block. Without a provider it is a writable block stored in SQLite."""
-        self.context.add(label, description=description, max_tokens=max_tokens, provider=provider)
+                     provider: BlockProvider | None = None, when_changed: WhenChanged = "rewrite") -> Session:
+        """Add a context block. Without a provider it is a writable block stored in SQLite.
+
+        `when_changed="remind"`: a change is announced to the model after the cached prefix
+        instead of rendering the system prompt again (`think.context.reminders`)."""
+        self.context.add(label, description=description, max_tokens=max_tokens, provider=provider,
+                         when_changed=when_changed)
         return self
 
     def with_searchable_history(self, label: str = "history", *, description: str | None = None,

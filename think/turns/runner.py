@@ -21,6 +21,7 @@ from think.attachments import ReplyAttachments
 from think.context.convert import repair_interrupted_tools
 from think.context.overflow import ContextGuard, compact_for_retry
 from think.context.prompt import with_capabilities
+from think.context.reminders import announce_changes
 from think.hook_results import turn_config
 from think.hooks import ChatErrorContext, ChatErrorStage, TurnConfig, TurnContext
 from think.loop import LoopResult, run_loop
@@ -291,6 +292,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
         log.warning("turn %s: client tool %r is a server tool of this agent; the server's tool is used",
                     turn.request_id, name)
     model = agent.resolve_model(agent.get_model())
+    await announce_changes(session)  # `when_changed="remind"` blocks: after the cached prefix
     model_messages, extra_system = agent.model_history.build(session)
     system = await session.system_prompt() or agent.get_system_prompt()
     if catalog := agent.skills.catalog():
