@@ -53,6 +53,7 @@ from think.recovery import ChatRecovery, ChatRecoveryPolicy, ExhaustedContext, R
 from think.runtime.agent import Agent
 from think.runtime.rpc import callable as rpc_callable
 from think.scheduling.tasks import ScheduledTasks, ScheduledTaskSpec
+from think.sessions.eviction import MediaEviction, MediaEvictor
 from think.sessions.manager import Sessions
 from think.sessions.session import DEFAULT_HYDRATION_BYTES, Session
 from think.sessions.session import MIGRATIONS as SESSION_MIGRATIONS
@@ -108,6 +109,8 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     truncation_step: int = TRUNCATION_STEP
     """Older messages' long texts and tool outputs are truncated for the model; the cutoff moves
     by this many messages at once, so a provider's prompt cache keeps hitting between moves."""
+    media_eviction: MediaEviction | None = MediaEviction()
+    """Aged images move to workspace files, a marker in their place (`think.sessions.eviction`)."""
     hydration_byte_budget: int = DEFAULT_HYDRATION_BYTES
     """Stored bytes of a transcript kept in memory: its newest messages, never fewer than 4."""
     context_overflow: ContextOverflowPolicy = ContextOverflowPolicy()
@@ -166,6 +169,7 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         """The root session: the chat transcript clients see."""
         self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
         self.workspace = Workspace(self.db)
+        self.media_evictor = MediaEvictor(self.workspace)
         self._workspace_tools: tuple[tuple[Any, Any], dict[str, Tool]] | None = None
         self.model_history = ModelHistory(self.truncation_step)
         self.turn_queue = TurnQueue()

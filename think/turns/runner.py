@@ -292,6 +292,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
         log.warning("turn %s: client tool %r is a server tool of this agent; the server's tool is used",
                     turn.request_id, name)
     model = agent.resolve_model(agent.get_model())
+    if agent.media_eviction is not None:  # aged images out to workspace files (think.sessions.eviction)
+        await agent.media_evictor.evict(session, agent.media_eviction)
     await announce_changes(session)  # `when_changed="remind"` blocks: after the cached prefix
     model_messages, extra_system = agent.model_history.build(session)
     system = await session.system_prompt() or agent.get_system_prompt()
