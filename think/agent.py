@@ -62,6 +62,8 @@ from think.skills.skill import SkillSources
 from think.stream.fanout import Fanout, TranscriptChanged
 from think.stream.resumable import MIGRATIONS as STREAM_MIGRATIONS
 from think.stream.resumable import ResumableStreams
+from think.stream.session_streams import MIGRATIONS as SESSION_STREAM_MIGRATIONS
+from think.stream.session_streams import SessionStreams
 from think.subagents.api import SubAgentAPI
 from think.subagents.children import MIGRATIONS as SUB_AGENT_MIGRATIONS
 from think.subagents.children import SubAgents
@@ -145,7 +147,8 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
     """Deprecated: `chat_stream_stall_timeout` in milliseconds (used, with a `DeprecationWarning`)."""
 
     _framework_migrations: ClassVar[tuple[Any, ...]] = (*SESSION_MIGRATIONS, *WORKSPACE_MIGRATIONS,
-                                                        *STREAM_MIGRATIONS, *SUBMISSION_MIGRATIONS,
+                                                        *STREAM_MIGRATIONS, *SESSION_STREAM_MIGRATIONS,
+                                                        *SUBMISSION_MIGRATIONS,
                                                         *SUB_AGENT_MIGRATIONS, *AGENT_TOOL_RUN_MIGRATIONS,
                                                         *ATTACHMENT_MIGRATIONS, *RECOVERY_MIGRATIONS,
                                                         *MCP_MIGRATIONS, *EXECUTE_MIGRATIONS,
@@ -167,6 +170,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
                                  hydration_byte_budget=self.hydration_byte_budget, sanitize=sanitize)
         self.session: Session = self.sessions.root
         """The root session: the chat transcript clients see."""
+        self.session_streams = SessionStreams(self.db)
+        """The running turn's chunks of every other session (`HarnessSession.in_flight`)."""
+        self.sessions.on_open = self.session_streams.attach
         self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
         self.workspace = Workspace(self.db)
         self.media_evictor = MediaEvictor(self.workspace)

@@ -116,7 +116,7 @@ async def test_tool_approval_asks_before_calls_it_picks(tmp_path: Path) -> None:
 
     def approval(call: ToolCall) -> bool:
         asked.append(call.input["key"])
-        return call.input["key"] == "secret"
+        return bool(call.input["key"] == "secret")
 
     async with ThinkHarness(model=ScriptedModel(script), tools=[lookup], tool_approval=approval,
                             data_dir=tmp_path) as harness:

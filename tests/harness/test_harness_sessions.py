@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from think import Think, open_agent, tool
 from think.harness import Answered, ThinkHarness, Unanswered
 from think.models.base import ModelRequest, ToolMessage
-from think.testing.models import Reply, ScriptedModel, call
+from think.testing.models import Reply, ScriptedModel, call, text
 from think.turns.continuation import ToolAnswer
 
 CITY = {"name": "get_city", "description": "Where the user is", "parameters": {"type": "object", "properties": {}}}
@@ -93,3 +95,30 @@ async def test_subscribe_over_an_agent_gets_operation_events(tmp_path: Path) -> 
     assert operations == [("op-side", "pending"), ("op-side", "running"), ("op-side", "completed")]
     assert not [e for e in root_seen if e["type"] == "operation"]  # another session's operation
     assert sum(e["type"] == "run-start" for e in seen) == 1  # unsubscribed before "after"
+
+
+async def test_in_flight_shows_a_sessions_running_turn_with_its_chunks(tmp_path: Path) -> None:
+    gate = anyio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Wait for the gate."""
+        await gate.wait()
+        return "opened"
+
+    model = ScriptedModel([[text("Starting."), call("slow", id="slow-1")], "Finished."])
+    async with ThinkHarness(model=model, tools=[slow], data_dir=tmp_path) as harness:
+        work = harness.session("work")
+        assert work.in_flight() is None
+        accepted = await work.submit("go", operation_id="op-slow")
+        with anyio.fail_after(10):
+            # polled: chunks arrive on the turn's own task
+            while not any(c["type"] == "tool-input-available" for c in getattr(work.in_flight(), "chunks", ())):  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        flight = work.in_flight()
+        assert flight is not None and flight.request_id == "op-slow" and not flight.orphaned
+        assert "".join(c.get("delta", "") for c in flight.chunks if c["type"] == "text-delta") == "Starting."
+        assert harness.session().in_flight() is None and harness.session("idle").in_flight() is None
+        gate.set()
+        assert isinstance(await work.wait(accepted.operation_id, timeout=10), Answered)
+        assert work.in_flight() is None  # the reply is in the session now

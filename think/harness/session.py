@@ -232,6 +232,7 @@ class HarnessSession:
             if active is not None and active.session_id == self.id:
                 self.agent.cancel_chat(active.request_id)
             self.session.clear()
+            self.agent.session_streams.forget(self.id)
             await self.session.fanout.publish(TranscriptChanged(()))
         if handoff:
             self.session.save([Message(id=f"handoff-{uuid.uuid4().hex[:12]}", role="system",
@@ -252,8 +253,9 @@ class HarnessSession:
         return await self.session.compact()
 
     def in_flight(self) -> InFlight | None:
-        """The running operation and its chunks so far; after a crash, the stream it left (root
-        session only: its streams are buffered in storage, `think.stream.resumable`)."""
+        """The running operation and its chunks so far; after a crash, the stream it left
+        (`orphaned`; buffered in storage: the root session's by `think.stream.resumable`, the
+        others' by `think.stream.session_streams`, until the session's next turn or a reset)."""
         streams = self.agent.streams
         if self.id == "":
             if streams.live is not None:
@@ -261,8 +263,8 @@ class HarnessSession:
             if streams.orphan is not None:
                 return InFlight(streams.orphan.request_id, _chunks(self.agent, streams.orphan.request_id), True)
             return None
-        active = self.agent.active_turn
-        return InFlight(active.request_id, ()) if active is not None and active.session_id == self.id else None
+        current = self.agent.session_streams.current(self.id)
+        return None if current is None else InFlight(current.request_id, current.chunks, current.orphaned)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with each event of this session: `chunk`, `message` (a reply stored),

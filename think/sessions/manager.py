@@ -58,6 +58,8 @@ class Sessions:
         """The chat transcript (id `""`); its events go to the agent's own fanout."""
         self.root.sanitizer = sanitize
         self._live: dict[str, Session] = {ROOT_SESSION: self.root}
+        self.on_open: Callable[[Session], None] | None = None
+        """Called with each other session when it is opened (the agent buffers its streams)."""
 
     def configure(self, session: Session) -> Session:
         """Apply the agent's `configure_session` to a session (once per session object)."""
@@ -80,6 +82,8 @@ class Sessions:
         session.sanitizer = self._sanitize
         self.configure(session)
         self._live[session_id] = session
+        if self.on_open is not None:
+            self.on_open(session)
         return session
 
     def get(self, session_id: str) -> SessionInfo | None:
