@@ -157,3 +157,15 @@ def test_a_kill_while_a_split_message_is_written_leaves_all_of_it_or_none(tmp_pa
         assert ids == ["u0", "big"]
         output = session.history()[-1].tool_parts[0].output
         assert output == "".join(f"row {i:07d} of output\n" for i in range(400_000))
+
+
+def test_the_hydration_budget_charges_a_split_message_its_whole_size(tmp_path: Path) -> None:
+    db = Database(tmp_path / "budget.db")
+    migrate(db, MIGRATIONS)
+    Session(db).add_messages([say(f"m{i}", big_text(f"message {i}", 2_500_000)) for i in range(10)])
+    assert db.value("SELECT min(chunks) FROM think_messages") == 1  # each row holds 1.8 MB of 2.5
+    session = Session(db, hydration_byte_budget=12_000_000)
+    # 2.5 MB each: the fifth message crosses the budget and is the last one in (charging only the
+    # 1.8 MB a row holds would have let seven in).
+    assert [m.id for m in session.history()] == ["m5", "m6", "m7", "m8", "m9"]
+    assert session.windowed and session.get_message("m0") == say("m0", big_text("message 0", 2_500_000))

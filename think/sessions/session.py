@@ -39,7 +39,7 @@ ROOT_SESSION = ""
 NEW_ROOT = ""
 """`add_messages(parent_id=NEW_ROOT)`: the messages start a new tree, beside the first message
 (an edited first question). No message has this id: ids are never empty."""
-DEFAULT_HYDRATION_BYTES = 24 * 1024 * 1024
+DEFAULT_HYDRATION_BYTES = 32 * 1024 * 1024
 """Stored JSON bytes of the active path kept in memory (the newest messages; at least 4)."""
 
 
