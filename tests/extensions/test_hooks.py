@@ -29,7 +29,9 @@ def before_tool_call(s, host):
     return {"action": "block"}
 
 def after_tool_call(s, host):
-    log("after_tool_call:" + s["tool_name"] + ":" + str(s["success"]) + ":" + str(s["output"]), host)
+    gap = s["duration_ms"] - s["duration"] * 1000
+    seconds = s["duration"] >= 0 and s["duration"] < 60 and gap > -0.01 and gap < 0.01
+    log("after_tool_call:" + s["tool_name"] + ":" + str(s["success"] and seconds) + ":" + str(s["output"]), host)
 
 def on_step_finish(s, host):
     log("on_step_finish:" + str(s["step_number"]) + ":" + s["finish_reason"], host)

@@ -109,7 +109,8 @@ class ExtensionHooks:
     async def after_tool_call(self, ctx: ToolCallResultContext) -> None:
         await self.hooks.after_tool_call(ctx)
         if self._hooked("after_tool_call"):
-            snapshot = {**_call_fields(ctx), "duration_ms": round(ctx.duration * 1000, 3), "success": ctx.success}
+            snapshot = {**_call_fields(ctx), "duration": round(ctx.duration, 6),
+                        "duration_ms": round(ctx.duration * 1000, 3), "success": ctx.success}  # ms: deprecated
             if ctx.success:
                 snapshot["output"] = cap_value(ctx.output, SNAPSHOT_CHARS)
             else:
