@@ -157,3 +157,17 @@ async def test_a_reminder_is_stored_where_it_was_given_and_survives_a_restart(tm
         assert seen[-1].system == system  # the frozen prompt was never rewritten
         assert [repr(m) for m in seen[-1].messages][:len(before)] == before
         assert any("doc-b" in m and "build 7" in m for m in before) and "build 7" not in system
+
+
+async def test_a_reminder_compacted_away_is_given_again(tmp_path: Path) -> None:
+    cache, seen = PrefixCache(), list[ModelRequest]()
+    async with open_agent(block_agent_class("remind", cache, seen), "c", data_dir=tmp_path) as agent:
+        await agent.save_messages("doc-0")  # the prompt is frozen with an empty status
+        await agent.session.replace_context_block("status", "The user is on build 7.")
+        await agent.save_messages("doc-a")  # reminded here
+        first_user = agent.messages[0].id
+        agent.session.add_compaction("Summary: documents were read.", first_user, agent.messages[-1].id)
+        await agent.save_messages("doc-b")
+        told = [repr(m) for m in seen[-1].messages]
+        users = [m for m in told if m.startswith("UserMessage")]  # doc-a's reminder is in the summary's range
+        assert sum("build 7" in m for m in users) == 1 and "build 7" in users[-1]

@@ -5,13 +5,23 @@ transcript, and the bytes are still in the workspace."""
 from __future__ import annotations
 
 import base64
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from think import Message, Think, open_agent
 from think.messages import FilePart, TextPart
 from think.models.base import FileContent, ModelRequest, TextContent, UserMessage
+from think.sessions import MIGRATIONS, Session
+from think.sessions.eviction import MediaEviction, MediaEvictor
+from think.storage import Database, migrate
 from think.testing import ScriptedModel
+from think.workspace.workspace import MIGRATIONS as WORKSPACE_MIGRATIONS
+from think.workspace.workspace import Workspace
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJ"
                        "RU5ErkJggg==")
@@ -91,3 +101,50 @@ async def test_without_eviction_every_image_is_sent_again(data_dir: Path) -> Non
         for i in range(6):
             result = await agent.save_messages(f"question {i}")
         assert result.message.text == "files: 1"
+
+
+EVICTING_CHILD = textwrap.dedent("""
+    import asyncio, base64, sys
+    from think.messages import FilePart, Message, TextPart
+    from think.sessions import MIGRATIONS, Session
+    from think.sessions.eviction import MediaEviction, MediaEvictor
+    from think.storage import Database, migrate
+    from think.workspace.workspace import Workspace
+
+    db = Database(sys.argv[1])
+    migrate(db, MIGRATIONS)
+    session, workspace = Session(db), Workspace(db)
+    url = "data:image/jpeg;base64," + base64.b64encode(bytes(range(256)) * 64).decode()
+    session.add_messages([Message(id="pic", role="assistant", parts=[TextPart(text="a sketch"),
+                                                                     FilePart(media_type="image/jpeg", url=url)])]
+                         + [Message.user(f"q{i}", id=f"q{i}") for i in range(9)])
+
+    def trace(statement):
+        if statement.startswith("UPDATE think_messages"):
+            print("mid-eviction", flush=True)
+            sys.stdin.readline()  # the file is written; the message is not stored again yet
+    db.connection.set_trace_callback(trace)
+    asyncio.run(MediaEvictor(workspace).evict(session, MediaEviction()))
+""")
+
+
+async def test_a_kill_between_the_file_and_the_message_leaves_the_message_whole(tmp_path: Path) -> None:
+    path = tmp_path / "evict.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
+    child = subprocess.Popen([sys.executable, "-c", EVICTING_CHILD, str(path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "mid-eviction"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    db = Database(path)
+    migrate(db, [*MIGRATIONS, *WORKSPACE_MIGRATIONS])
+    session, workspace = Session(db), Workspace(db)
+    picture = session.get_message("pic")
+    assert picture is not None and isinstance(picture.parts[1], FilePart)  # as it was
+    assert await workspace.read_bytes("/attachments/evicted/pic-1.jpeg") == bytes(range(256)) * 64
+    assert await MediaEvictor(workspace).evict(session, MediaEviction()) == 1  # the next pass finishes it
+    evicted = session.get_message("pic")
+    assert evicted is not None and evicted.parts[1] == TextPart(
+        text="[evicted image/jpeg, 16,384 bytes; preserved at /attachments/evicted/pic-1.jpeg]")
+    assert [f.path for f in await workspace.list("/attachments/evicted")] == ["/attachments/evicted/pic-1.jpeg"]

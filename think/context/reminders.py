@@ -4,7 +4,9 @@ Rendering the system prompt again whenever a block changes makes every byte afte
 new to the provider: its prompt cache misses for the whole conversation. A block added with
 `when_changed="remind"` leaves the frozen prompt alone. Before each turn that starts from a user
 message, the content of each such block is compared with what the model last saw of it: the
-newest reminder for it on the active path, or else the block as the frozen prompt renders it.
+newest reminder for it in the model's view of the active path (a reminder that was compacted
+away or slid out of the loaded window no longer counts), or else the block as the frozen prompt
+renders it.
 When they differ, a `data-context-update` part (`{"label", "content"}`) is added to that user
 message and stored with it. The model reads it as text after the user's words (`reminder_text`);
 everything before it stays byte-identical, and, being stored, it stays in the same place on
@@ -70,7 +72,8 @@ async def announce_changes(session: Session) -> bool:
     if not history or roles[-1] != "user":
         return False  # a continuation: the next user message carries the news
     prompt = await session.system_prompt()
-    seen = _latest(history, roles, set(labels))
+    view = session.model_view()  # a reminder compacted away or out of the window is not seen
+    seen = _latest(view, [m.role for m in view], set(labels))
     updates: list[DataPart] = []
     for label in labels:
         block = await session.context.get(label)
