@@ -128,8 +128,8 @@ EVICTING_CHILD = textwrap.dedent("""
 """)
 
 
-async def test_a_kill_between_the_file_and_the_message_leaves_the_message_whole(tmp_path: Path) -> None:
-    path = tmp_path / "evict.db"
+def kill_mid_eviction(path: Path) -> None:
+    """Run an eviction pass in a real process and SIGKILL it once the file is written."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])}
     child = subprocess.Popen([sys.executable, "-c", EVICTING_CHILD, str(path)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, env=env)
@@ -137,6 +137,11 @@ async def test_a_kill_between_the_file_and_the_message_leaves_the_message_whole(
     assert child.stdout.readline().strip() == "mid-eviction"
     child.send_signal(signal.SIGKILL)
     child.wait()
+
+
+async def test_a_kill_between_the_file_and_the_message_leaves_the_message_whole(tmp_path: Path) -> None:
+    path = tmp_path / "evict.db"
+    kill_mid_eviction(path)
     db = Database(path)
     migrate(db, [*MIGRATIONS, *WORKSPACE_MIGRATIONS])
     session, workspace = Session(db), Workspace(db)
