@@ -12,7 +12,7 @@ import anyio
 from think import Think, open_agent, tool
 from think.harness import Answered, ThinkHarness, Unanswered
 from think.models.base import ModelRequest, ToolMessage
-from think.testing.models import Reply, ScriptedModel, call, text
+from think.testing.models import HANG, Reply, ScriptedModel, call, text
 from think.turns.continuation import ToolAnswer
 
 CITY = {"name": "get_city", "description": "Where the user is", "parameters": {"type": "object", "properties": {}}}
@@ -122,3 +122,24 @@ async def test_in_flight_shows_a_sessions_running_turn_with_its_chunks(tmp_path:
         gate.set()
         assert isinstance(await work.wait(accepted.operation_id, timeout=10), Answered)
         assert work.in_flight() is None  # the reply is in the session now
+
+
+async def test_a_pending_submissions_client_tools_survive_a_restart(tmp_path: Path) -> None:
+    def first(request: ModelRequest) -> Reply:
+        return HANG if request.last_user_text == "block" else asks(request)
+
+    async with ThinkHarness(model=ScriptedModel(first), data_dir=tmp_path) as harness:
+        ui = harness.session("ui")
+        await ui.submit("block", operation_id="op-block")
+        with anyio.fail_after(10):
+            while ui.in_flight() is None:  # noqa: ASYNC110 - polled: the turn starts in the drain
+                await anyio.sleep(0.01)
+        queued = await ui.submit("where am I?", client_tools=[CITY], operation_id="op-city")
+        assert queued.accepted and [s.submission_id for s in ui.pending()] == ["op-block", "op-city"]
+    model = ScriptedModel(lambda request: "unblocked" if request.last_user_text == "block" else asks(request))
+    async with ThinkHarness(model=model, data_dir=tmp_path) as harness:  # the same database
+        ui = harness.session("ui")
+        assert isinstance(await ui.wait("op-city", timeout=10), Answered)
+        assert "get_city" in {spec.name for spec in model.requests[-1].tools}
+        answer = await ui.add_tool_result("city-1", "Faro", source="client")
+        assert isinstance(answer, ToolAnswer) and ui.messages()[-1].text == "Answer: Faro."

@@ -132,11 +132,12 @@ class Submissions:
             if existing.status == "pending":
                 self.kick()
             return replace(existing, accepted=False)
-        created = self.store.insert(submission_id or str(uuid.uuid4()), resolved, key=idempotency_key,
-                                    metadata=metadata, session_id=session)
-        if schemas is not None:  # with the row, before the ack: a restart runs it with them
-            kept, _ = usable_client_tools(self.agent, schemas, session)
-            self.agent.kv_set(CLIENT_TOOLS_OF + created.submission_id, encode_client_tools(kept))
+        kept = None if schemas is None else usable_client_tools(self.agent, schemas, session)[0]
+        with self.agent.db.transaction():  # the row and its client tools, before the ack: a restart has both
+            created = self.store.insert(submission_id or str(uuid.uuid4()), resolved, key=idempotency_key,
+                                        metadata=metadata, session_id=session)
+            if kept is not None:
+                self.agent.kv_set(CLIENT_TOOLS_OF + created.submission_id, encode_client_tools(kept))
         self._arm()  # stored and armed before it is acknowledged: a kill from here on loses nothing
         if when_busy != "steer" or not self._steer(created):
             self.kick()
