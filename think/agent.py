@@ -348,12 +348,14 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         await super()._framework_start()
         self.sessions.configure(self.session)
         await self._start_extensions()  # static ones in order, then the stored ones
-        self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
-        await recover_interrupted_streams(self)  # a turn the last process did not finish
-        await self.recovery.start()  # …is retried or continued, within its budget
-        self._resume_paused_work()  # an approved action or execution the last process was running
+        if not self._blank:  # a blank database (just made from the schema image) has nothing of these
+            self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
+            await recover_interrupted_streams(self)  # a turn the last process did not finish
+            await self.recovery.start()  # …is retried or continued, within its budget
+            self._resume_paused_work()  # an approved action or execution the last process was running
         self.scheduled_tasks.reconcile()
-        self.submissions.start()  # recover what a dead process left running, drain what waits
+        if not self._blank:
+            self.submissions.start()  # recover what a dead process left running, drain what waits
         observe.agent_active(type(self).kebab_name(), 1)
 
     async def _hibernate(self) -> None:

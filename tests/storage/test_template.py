@@ -10,7 +10,7 @@ from pathlib import Path
 
 from think import EmbeddedRuntime, Think
 from think.storage import Database, migrate, migration
-from think.storage.template import create_from_image, schema_image
+from think.storage.template import create_from_image, schema_image, schema_wal
 
 
 def schema_of(path: Path) -> dict[str, object]:
@@ -26,6 +26,10 @@ def schema_of(path: Path) -> dict[str, object]:
         }
     finally:
         conn.close()
+
+
+def read(path: Path) -> bytes:
+    return path.read_bytes()
 
 
 def migrated_the_old_way(path: Path, count: int | None = None) -> None:
@@ -102,3 +106,46 @@ def test_a_staging_file_left_by_a_killed_process_is_overwritten_and_removed(tmp_
     assert create_from_image(path, schema_image(Think.framework_migrations()))
     assert [p.name for p in tmp_path.iterdir()] == ["x.db"]
     assert schema_of(path)["integrity"] == ("ok",)
+
+
+async def test_a_new_database_comes_with_a_log_its_first_commit_appends_to(tmp_path: Path) -> None:
+    # A fresh log gets its header written and synced (the log and its directory) on the first
+    # commit; the image's log already holds a frame, so the first turn's commits only append.
+    wal = schema_wal(Think.framework_migrations())
+    runtime = EmbeddedRuntime(tmp_path, idle_timeout=None)
+    agent = await runtime.get(Think, "new")
+    agent.kv_set("first", 1)
+    agent.kv_set("second", 2)
+    written = read(Path(f"{agent.db.path}-wal"))
+    assert written[:len(wal)] == wal  # the same log, frames appended after the image's one
+    assert len(written) > len(wal)
+    assert agent.kv_get("second") == 2
+    await runtime.close()
+    assert schema_of(Path(agent.db.path))["integrity"] == ("ok",)
+
+
+def test_the_image_without_its_log_is_the_same_database(tmp_path: Path) -> None:
+    # A process killed after the file appeared but before the log was put next to it.
+    migrations = Think.framework_migrations()
+    alone, logged = tmp_path / "alone.db", tmp_path / "logged.db"
+    assert create_from_image(alone, schema_image(migrations))
+    assert create_from_image(logged, schema_image(migrations), schema_wal(migrations))
+    assert not Path(f"{alone}-wal").exists() and Path(f"{logged}-wal").exists()
+    assert schema_of(alone) == schema_of(logged)
+
+
+def test_a_log_left_by_a_deleted_database_is_replaced(tmp_path: Path) -> None:
+    # remove_database() deletes the file before its log: a kill in between leaves the log of a
+    # database that is gone, which SQLite would otherwise replay into the new one.
+    path = tmp_path / "x.db"
+    other = Database(tmp_path / "other.db")
+    other.sql("CREATE TABLE elsewhere (a TEXT)")
+    other.sql("INSERT INTO elsewhere VALUES ('stale')")
+    Path(f"{path}-wal").write_bytes(Path(f"{other.path}-wal").read_bytes())
+    other.close()
+    migrations = Think.framework_migrations()
+    assert create_from_image(path, schema_image(migrations), schema_wal(migrations))
+    assert Path(f"{path}-wal").read_bytes() == schema_wal(migrations)
+    reference = tmp_path / "reference.db"
+    migrated_the_old_way(reference)
+    assert schema_of(path)["objects"] == schema_of(reference)["objects"]

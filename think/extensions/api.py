@@ -85,7 +85,7 @@ class ExtensionAPI:
         that has neither)."""
         static = self.get_extensions()
         agent: Any = self
-        if static or agent.db.value("SELECT 1 FROM think_extensions LIMIT 1") is not None:
+        if static or (not agent._blank and agent.db.value("SELECT 1 FROM think_extensions LIMIT 1") is not None):
             await self.extensions.restore(static)
 
     def _extension_tools(self) -> dict[str, Any]:

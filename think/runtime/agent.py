@@ -71,6 +71,7 @@ class Agent:
         self._state_loaded = False
         self._state_listeners: list[Any] = []
         self._migrated = False
+        self._blank = False
         self.schedules = Schedules(db, clock=getattr(runtime, "clock", time.time))
 
     @classmethod
@@ -89,10 +90,15 @@ class Agent:
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
-    async def _start(self) -> None:
-        """Bring the instance up: migrations, then framework start-up, then `on_start()`."""
-        migrate(self.db, self.all_migrations())
+    async def _start(self, *, new_database: bool = False) -> None:
+        """Bring the instance up: migrations, then framework start-up, then `on_start()`.
+
+        `new_database`: the runtime created the database from the framework's schema image for
+        this start. Unless one of the class's own migrations then ran (it may write rows), the
+        database is blank, and the framework's start-up skips looking for work to restore."""
+        applied = migrate(self.db, self.all_migrations())
         self._migrated = True
+        self._blank = new_database and not applied
         await self._framework_start()
         await self.on_start()
 

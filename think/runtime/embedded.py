@@ -29,7 +29,7 @@ from think.runtime.alarms import AlarmIndex, Alarms
 from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name, file_name
 from think.storage import Database
-from think.storage.template import create_from_image, remove_database, schema_image
+from think.storage.template import create_from_image, remove_database, schema_image, schema_wal
 
 log = logging.getLogger("think.runtime")
 A = TypeVar("A", bound=Agent)
@@ -177,7 +177,7 @@ class EmbeddedRuntime:
                 self.register(cls)
                 instance = cls(name, db=db, runtime=self)
                 try:
-                    await instance._start()
+                    await instance._start(new_database=created)
                 except BaseException:
                     db.close()
                     if created and not instance._migrated:
@@ -199,7 +199,8 @@ class EmbeddedRuntime:
         path = self.path_for(cls, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A new agent's file starts as the framework's schema image (think.storage.template).
-        created = create_from_image(path, schema_image(cls.framework_migrations()))
+        migrations = cls.framework_migrations()
+        created = create_from_image(path, schema_image(migrations), schema_wal(migrations))
         return Database(path), created
 
     def _discard_new(self, cls: type[Agent], name: str) -> None:

@@ -16,11 +16,19 @@ database's name, which fails if a file already exists there, so an existing data
 replaced. A process killed mid-way leaves at most the temporary file (removed on the next try),
 never a partial database. Where hard links are not possible the caller falls back to creating
 the database with `migrate()`.
+
+Next to the file goes a write-ahead log of one committed frame (`schema_wal`: page 1 as the image
+has it). SQLite writes a fresh log's header on the first commit and syncs the log and its
+directory (two `fdatasync`s, milliseconds on a busy disk); a log that already holds a frame is
+appended to like any other, so a new agent's first turn costs what a later one does. The frame
+changes nothing: without the log (a kill before it was put in place) the file is the same
+database.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +37,7 @@ from think.storage.migrations import Migration, migrate
 
 _WAL_FORMAT = 2  # file-format bytes 18 and 19 of the header: 1 legacy (rollback journal), 2 WAL
 _images: dict[tuple[Migration, ...], bytes] = {}
+_wals: dict[tuple[Migration, ...], bytes] = {}
 
 
 def schema_image(migrations: Sequence[Migration]) -> bytes:
@@ -47,8 +56,41 @@ def schema_image(migrations: Sequence[Migration]) -> bytes:
     return image
 
 
-def create_from_image(path: str | Path, image: bytes) -> bool:
-    """Create the database file at `path` as a copy of `image`, unless a file is there already.
+def schema_wal(migrations: Sequence[Migration]) -> bytes:
+    """A write-ahead log for `schema_image(migrations)` holding one committed frame that changes
+    nothing (built once per process, in a temporary directory)."""
+    key = tuple(migrations)
+    wal = _wals.get(key)
+    if wal is None:
+        with tempfile.TemporaryDirectory(prefix="think-image-") as scratch:
+            path = Path(scratch) / "image.db"
+            path.write_bytes(schema_image(key))
+            db = Database(path)
+            try:
+                with db.transaction():  # page 1 rewritten as it was: one frame, nothing changed
+                    version = db.value("PRAGMA user_version")
+                    db.sql(f"PRAGMA user_version = {int(version) + 1}")
+                    db.sql(f"PRAGMA user_version = {int(version)}")
+                wal = Path(f"{path}-wal").read_bytes()
+            finally:
+                db.close()
+        _wals[key] = wal
+    return wal
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def create_from_image(path: str | Path, image: bytes, wal: bytes = b"") -> bool:
+    """Create the database file at `path` as a copy of `image` (with `wal` as its write-ahead
+    log, if given), unless a file is there already.
 
     True if this call created it; False if a file existed or the file system cannot hard-link
     (then nothing was written and the caller creates the database the ordinary way).
@@ -58,18 +100,22 @@ def create_from_image(path: str | Path, image: bytes) -> bool:
         return False
     staging = target.with_name(f"{target.name}.{os.getpid()}.new")
     try:
-        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(image)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        _write(staging, image)
         os.link(staging, target)
     except OSError:  # FileExistsError included: a database appeared there meanwhile
         return False
     finally:
         staging.unlink(missing_ok=True)
+    if wal:
+        # After the link, so an existing database's log is never touched; it replaces whatever
+        # log a deleted database may have left under this name.
+        log = target.with_name(f"{target.name}-wal")
+        staging = target.with_name(f"{target.name}.{os.getpid()}.wal")
+        try:
+            _write(staging, wal)
+            os.replace(staging, log)
+        except OSError:  # the database is complete without it
+            staging.unlink(missing_ok=True)
     return True
 
 
@@ -79,4 +125,4 @@ def remove_database(path: str | Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-__all__ = ["create_from_image", "remove_database", "schema_image"]
+__all__ = ["create_from_image", "remove_database", "schema_image", "schema_wal"]
