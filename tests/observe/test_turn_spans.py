@@ -186,10 +186,12 @@ async def test_a_turn_records_its_metrics(telemetry: Telemetry, data_dir: Path) 
     turns = [p for p in telemetry.points("think.turn.duration")
              if p.attributes["gen_ai.agent.name"] == "metered"]  # type: ignore[attr-defined]
     assert sum(p.count for p in turns) == 1 and turns[0].attributes["think.turn.outcome"] == "completed"  # type: ignore[attr-defined]
-    tokens = {p.attributes["gen_ai.token.type"]: p.sum  # type: ignore[attr-defined]
-              for p in telemetry.points("gen_ai.client.token.usage")
-              if p.attributes["gen_ai.request.model"] == "gpt-4.1-nano"}  # type: ignore[attr-defined]
+    points = [p for p in telemetry.points("gen_ai.client.token.usage")
+              if p.attributes["gen_ai.request.model"] == "gpt-4.1-nano"]  # type: ignore[attr-defined]
+    tokens = {p.attributes["gen_ai.token.type"]: p.sum for p in points}  # type: ignore[attr-defined]
     assert tokens == {"input": 270, "output": 13}
+    # The turn's two model calls are one measurement per token type, made once at the turn's end.
+    assert {p.attributes["gen_ai.token.type"]: p.count for p in points} == {"input": 1, "output": 1}  # type: ignore[attr-defined]
     assert tool_calls() == before + 1
     assert all(p.value == 0 for p in telemetry.points("think.turns.queued"))  # type: ignore[attr-defined]
 

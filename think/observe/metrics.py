@@ -1,15 +1,22 @@
 """The metrics think records (through the installed meter provider; none with metrics off):
 
 * `think.turn.duration` (s, histogram): a turn, by agent type and outcome;
-* `gen_ai.client.token.usage` (tokens, by `gen_ai.token.type` input/output): each model call,
-  as the GenAI conventions name it (model call durations are on the `chat` spans);
-* `think.tool.calls` (counter): server tool calls, by tool and outcome (`ok`/`error`);
+* `gen_ai.client.token.usage` (tokens, by `gen_ai.token.type` input/output): the tokens of a
+  model's calls (model call durations are on the `chat` spans); inside a turn, the turn's calls
+  of one model are recorded as one measurement at its end, outside one each call;
+* `think.tool.calls` (counter): server tool calls, by tool and outcome (`ok`/`error`), added at
+  the end of the turn they ran in;
 * `think.agents.active` (up-down counter): agent instances in memory, by agent type;
 * `think.turns.queued` (gauge, read at each export): turns waiting for their agent's queue.
+
+A turn's measurements are made once, after its span has ended: a turn with two model calls and
+a tool call records four measurements, not seven inside live spans (each one in a span also
+offers the SDK an exemplar).
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from think.observe.otel import meter
@@ -30,7 +37,7 @@ def _get(name: str) -> Any:
         _instruments = (m, {
             "turn": m.create_histogram("think.turn.duration", unit="s", description="Duration of a chat turn"),
             "tokens": m.create_histogram("gen_ai.client.token.usage", unit="{token}",
-                                         description="Tokens used by a model call"),
+                                         description="Tokens used by model calls"),
             "tools": m.create_counter("think.tool.calls", unit="{call}", description="Server tool calls"),
             "agents": m.create_up_down_counter("think.agents.active", unit="{agent}",
                                                description="Agent instances in memory"),
@@ -40,27 +47,96 @@ def _get(name: str) -> Any:
     return _instruments[1][name]
 
 
-def turn_finished(agent_type: str, outcome: str, seconds: float) -> None:
-    if (h := _get("turn")) is not None:
-        h.record(seconds, {"gen_ai.agent.name": agent_type, "think.turn.outcome": outcome})
+def enabled() -> bool:
+    return meter() is not None
+
+
+class Tally:
+    """What a running turn's calls used, recorded when the turn ends."""
+
+    __slots__ = ("closed", "tokens", "tools")
+
+    def __init__(self) -> None:
+        self.closed = False
+        """Recorded: a call still running after its turn (a task it left) records on its own."""
+        self.tokens: dict[str, list[int | None]] = {}
+        """model id → [input, output] tokens (None: no call reported that kind)."""
+        self.tools: dict[tuple[str, str], int] = {}
+        """(tool, outcome) → calls."""
+
+
+CURRENT: ContextVar[Tally | None] = ContextVar("think_observe_tally", default=None)
+"""The tally of the turn running in this context (a sub-agent's turn has its own)."""
+
+_TOKEN_ATTRIBUTES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
+def _token_attributes(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (input, output) attribute sets of a model's token measurements, built once per model."""
+    known = _TOKEN_ATTRIBUTES.get(model_id)
+    if known is None:
+        provider, sep, name = model_id.partition(":")
+        base: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name if sep else model_id}
+        if sep:
+            base["gen_ai.provider.name"] = provider
+        known = ({**base, "gen_ai.token.type": "input"}, {**base, "gen_ai.token.type": "output"})
+        if len(_TOKEN_ATTRIBUTES) < 1024:
+            _TOKEN_ATTRIBUTES[model_id] = known
+    return known
+
+
+def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int | None) -> None:
+    if (tokens := _get("tokens")) is None:
+        return
+    for_input, for_output = _token_attributes(model_id)
+    if input_tokens is not None:
+        tokens.record(input_tokens, for_input)
+    if output_tokens is not None:
+        tokens.record(output_tokens, for_output)
+
+
+def _tool_calls(tool: str, outcome: str, n: int) -> None:
+    if (c := _get("tools")) is not None:
+        c.add(n, {"gen_ai.tool.name": tool, "think.outcome": outcome})
+
+
+def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | None = None) -> None:
+    if tally is not None:
+        tally.closed = True
+    if (h := _get("turn")) is None:
+        return
+    h.record(seconds, {"gen_ai.agent.name": agent_type, "think.turn.outcome": outcome})
+    if tally is not None:
+        for model_id, (input_tokens, output_tokens) in tally.tokens.items():
+            _record_tokens(model_id, input_tokens, output_tokens)
+        for (tool, tool_outcome), n in tally.tools.items():
+            _tool_calls(tool, tool_outcome, n)
 
 
 def model_call_finished(model_id: str, finish: Finish | None) -> None:
     usage = finish.usage if finish is not None else None
-    if usage is None or (tokens := _get("tokens")) is None:
+    if usage is None:
         return
-    provider, sep, name = model_id.partition(":")
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name if sep else model_id}
-    if sep:
-        attributes["gen_ai.provider.name"] = provider
-    for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+    tally = CURRENT.get()
+    if tally is None or tally.closed:
+        _record_tokens(model_id, usage.input_tokens, usage.output_tokens)
+        return
+    sums = tally.tokens.get(model_id)
+    if sums is None:
+        tally.tokens[model_id] = [usage.input_tokens, usage.output_tokens]
+        return
+    for i, value in enumerate((usage.input_tokens, usage.output_tokens)):
         if value is not None:
-            tokens.record(value, {**attributes, "gen_ai.token.type": kind})
+            sums[i] = (sums[i] or 0) + value
 
 
 def tool_call_finished(tool: str, outcome: str) -> None:
-    if (c := _get("tools")) is not None:
-        c.add(1, {"gen_ai.tool.name": tool, "think.outcome": outcome})
+    tally = CURRENT.get()
+    if tally is None or tally.closed:
+        _tool_calls(tool, outcome, 1)
+        return
+    key = (tool, outcome)
+    tally.tools[key] = tally.tools.get(key, 0) + 1
 
 
 def agent_active(agent_type: str, delta: int) -> None:

@@ -19,6 +19,7 @@ _metrics: Any = None
 _tracer: tuple[Any, Any] | None = None  # (provider, tracer)
 _meter: tuple[Any, Any] | None = None  # (provider, meter)
 _capture: bool | None = None
+_capture_env: bool | None = None  # the env opt-in, read once (again after `set_capture_content(None)`)
 
 
 def _load() -> None:
@@ -57,10 +58,16 @@ def meter() -> Any:
     return _meter[1]
 
 
-def context_api() -> Any:
-    import opentelemetry.context as context
+_context: Any = None
 
-    return context
+
+def context_api() -> Any:
+    global _context
+    if _context is None:
+        import opentelemetry.context as context
+
+        _context = context
+    return _context
 
 
 def trace_api() -> Any:
@@ -71,12 +78,15 @@ def trace_api() -> Any:
 
 def capture_content() -> bool:
     """Whether message content goes into spans: `set_capture_content()`, else the env opt-in."""
+    global _capture_env
     if _capture is not None:
         return _capture
-    return os.environ.get(CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+    if _capture_env is None:
+        _capture_env = os.environ.get(CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+    return _capture_env
 
 
 def set_capture_content(enabled: bool | None) -> None:
     """Record prompts, answers and tool arguments/results in spans (None: follow the env var)."""
-    global _capture
-    _capture = enabled
+    global _capture, _capture_env
+    _capture, _capture_env = enabled, None

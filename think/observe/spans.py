@@ -3,15 +3,17 @@
 `recovery`, `submission` and `sub_agent` (whose child turn runs inside it, so the child's spans
 join the parent's trace). Names and attributes follow the OpenTelemetry GenAI conventions.
 
-Each helper is a context manager yielding a handle whose `finished(...)` records the outcome;
-with tracing off it yields a shared do-nothing handle and costs one provider check.
+Each helper returns a context manager whose value is a handle with `finished(...)`, which records
+the outcome; with tracing and metrics off it is a shared do-nothing handle (one provider check).
+They are plain classes, not generator context managers, and a span's outcome attributes are
+set only while it records (a sampled-out span gets none), because a turn opens several of them.
+A turn's token and tool-call metrics are tallied while it runs and recorded once at its end
+(`think.observe.metrics`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -25,22 +27,20 @@ if TYPE_CHECKING:
     from think.usage.meter import TurnUsage
 
 
-class _Span:
-    """A live span and what its outcome adds to it."""
-
-    def __init__(self, span: Any) -> None:
-        self.span = span
-
-    def error(self, message: str, kind: str = "error") -> None:
-        api = trace_api()
-        self.span.set_status(api.Status(api.StatusCode.ERROR, message[:500]))
-        self.span.set_attribute("error.type", kind)
+def _json(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()
 
 
 class _Nothing:
-    """What the helpers yield when tracing is off."""
+    """What the helpers give with tracing and metrics off: enters as itself, does nothing."""
 
     span = None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
     def finished(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -49,41 +49,74 @@ class _Nothing:
 NOTHING: Any = _Nothing()
 
 
-def _json(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
+class _Span:
+    """A span started on enter (and made current), ended on exit; a raised exception is
+    recorded on it. Subclasses add `finished(...)`."""
 
+    __slots__ = ("_attributes", "_name", "_token", "_tracer", "span")
 
-def _split(model_id: str) -> tuple[str | None, str]:
-    provider, sep, name = model_id.partition(":")
-    return (provider, name) if sep else (None, model_id)
+    def __init__(self, tracer: Any, name: str, attributes: dict[str, Any]) -> None:
+        self._tracer = tracer
+        self._name = name
+        self._attributes = attributes
+        self.span: Any = None
 
+    def __enter__(self) -> Any:
+        self.span = span = self._tracer.start_span(self._name, attributes=self._attributes)
+        self._token = context_api().attach(trace_api().set_span_in_context(span))
+        return self
 
-@contextmanager
-def _span(name: str, attributes: dict[str, Any], handle: type[_Span]) -> Iterator[Any]:
-    t = tracer()
-    if t is None:
-        yield NOTHING
-        return
-    api, context = trace_api(), context_api()
-    span = t.start_span(name, attributes=attributes)
-    token = context.attach(api.set_span_in_context(span))
-    try:
-        yield handle(span)
-    except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            span.record_exception(exc)
-            span.set_status(api.Status(api.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
-        raise
-    finally:
-        context.detach(token)
-        span.end()
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        span = self.span
+        try:
+            if exc is not None and not isinstance(exc, GeneratorExit) and span.is_recording():
+                span.record_exception(exc)
+                api = trace_api()
+                span.set_status(api.Status(api.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
+        finally:
+            context_api().detach(self._token)
+            span.end()
+
+    def recording(self) -> bool:
+        return self.span is not None and self.span.is_recording()
+
+    def error(self, message: str, kind: str = "error") -> None:
+        if self.recording():
+            api = trace_api()
+            self.span.set_status(api.Status(api.StatusCode.ERROR, message[:500]))
+            self.span.set_attribute("error.type", kind)
 
 
 # ---- a turn -----------------------------------------------------------------------------------------
 
 
 class Turn(_Span):
+    """A turn's span; its metrics (duration, and the tally of its calls) are recorded on exit."""
+
+    __slots__ = ("_agent_type", "_started", "_tally_token", "outcome", "tally")
+
+    def __init__(self, tracer: Any, name: str, attributes: dict[str, Any], agent_type: str) -> None:
+        super().__init__(tracer, name, attributes)
+        self._agent_type = agent_type
+        self.outcome = "error"
+        self.tally = metrics.Tally()
+
+    def __enter__(self) -> Any:
+        self._started = time.perf_counter()
+        self._tally_token = metrics.CURRENT.set(self.tally)
+        return super().__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            super().__exit__(kind, exc, tb)
+        finally:
+            metrics.CURRENT.reset(self._tally_token)
+            metrics.turn_finished(self._agent_type, self.outcome, time.perf_counter() - self._started, self.tally)
+
     def finished(self, status: str, error: str | None, usage: TurnUsage | None) -> None:
+        self.outcome = status
+        if not self.recording():
+            return
         found: dict[str, Any] = {"think.turn.outcome": status}
         if usage is not None:
             if (tokens := usage.input_tokens) is not None:
@@ -95,58 +128,51 @@ class Turn(_Span):
             self.error(error or "the turn failed", "turn_error")
 
 
-@contextmanager
-def turn(agent_type: str, name: str, request_id: str, *, session_id: str, continuation: bool) -> Iterator[Any]:
+class _MeteredTurn(Turn):
+    """A turn with metrics but no tracing: no span."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Any:
+        self._started = time.perf_counter()
+        self._tally_token = metrics.CURRENT.set(self.tally)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        metrics.CURRENT.reset(self._tally_token)
+        metrics.turn_finished(self._agent_type, self.outcome, time.perf_counter() - self._started, self.tally)
+
+
+def turn(agent_type: str, name: str, request_id: str, *, session_id: str, continuation: bool) -> Any:
     """One chat turn of `agent_type/name` (named `invoke_agent <type>`)."""
-    started = time.perf_counter()
-    outcome = ["error"]
-    t = tracer()
-    try:
-        if t is None:
-            yield _Metered(outcome)
-            return
-        with _span(f"invoke_agent {agent_type}", {
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent_type, "gen_ai.agent.id": name,
-            "gen_ai.conversation.id": f"{agent_type}/{name}/{session_id}" if session_id else f"{agent_type}/{name}",
-            "think.request_id": request_id, "think.continuation": continuation,
-        }, _TracedTurn) as traced:
-            traced.outcome = outcome
-            yield traced
-    finally:
-        metrics.turn_finished(agent_type, outcome[0], time.perf_counter() - started)
-
-
-class _Metered:
-    """A turn's handle with tracing off: metrics still see its outcome."""
-
-    def __init__(self, outcome: list[str]) -> None:
-        self.outcome = outcome
-
-    def finished(self, status: str, error: str | None, usage: TurnUsage | None) -> None:
-        self.outcome[0] = status
-
-
-class _TracedTurn(Turn):
-    outcome: list[str]
-
-    def finished(self, status: str, error: str | None, usage: TurnUsage | None) -> None:
-        self.outcome[0] = status
-        super().finished(status, error, usage)
+    if (t := tracer()) is None:
+        return _MeteredTurn(None, "", {}, agent_type) if metrics.enabled() else NOTHING
+    return Turn(t, f"invoke_agent {agent_type}", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent_type, "gen_ai.agent.id": name,
+        "gen_ai.conversation.id": f"{agent_type}/{name}/{session_id}" if session_id else f"{agent_type}/{name}",
+        "think.request_id": request_id, "think.continuation": continuation,
+    }, agent_type)
 
 
 # ---- a model call -----------------------------------------------------------------------------------
 
 
 class ModelCall(_Span):
-    model_id = ""
-    started = 0.0
+    __slots__ = ("model_id",)
+
+    def __init__(self, tracer: Any, name: str, attributes: dict[str, Any], model_id: str) -> None:
+        super().__init__(tracer, name, attributes)
+        self.model_id = model_id
 
     def finished(self, finish: Finish | None, step: Any = None) -> None:
+        metrics.model_call_finished(self.model_id, finish)
+        if not self.recording():
+            return
         span = self.span
         if finish is None:
             self.error("the model stream ended without a finish event")
             return
-        found: dict[str, Any] = {"gen_ai.response.finish_reasons": [finish.reason]}
+        found: dict[str, Any] = {"gen_ai.response.finish_reasons": (finish.reason,)}
         usage = finish.usage
         if usage is not None:
             for key, value in (("gen_ai.usage.input_tokens", usage.input_tokens),
@@ -158,7 +184,7 @@ class ModelCall(_Span):
         span.set_attributes(found)
         if finish.reason == "error":
             self.error(finish.error or "the model failed", str(finish.status) if finish.status else "model_error")
-        if capture_content() and step is not None:
+        if step is not None and capture_content():
             from think.observe.content import output_parts
 
             parts = output_parts(step.blocks, [(c.id, c.name, c.input if c.input is not None else c.raw)
@@ -167,141 +193,157 @@ class ModelCall(_Span):
                                                                   "finish_reason": finish.reason}]))
 
 
-@contextmanager
-def model_call(model_id: str, request: ModelRequest) -> Iterator[Any]:
-    """One call of a model (named `chat <model>`)."""
-    finish_box: list[Finish | None] = [None]
-    t = tracer()
-    provider, name = _split(model_id)
-    try:
-        if t is None:
-            yield _MeteredCall(finish_box)
-            return
+class _MeteredCall:
+    __slots__ = ("model_id",)
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def finished(self, finish: Finish | None, step: Any = None) -> None:
+        metrics.model_call_finished(self.model_id, finish)
+
+
+_MODEL_ATTRIBUTES: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
+def _model_attributes(model_id: str) -> tuple[str, dict[str, Any]]:
+    """The span name and fixed attributes of a model's calls (built once per model id)."""
+    known = _MODEL_ATTRIBUTES.get(model_id)
+    if known is None:
+        provider, sep, name = model_id.partition(":")
+        if not sep:
+            name = model_id
         attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name,
                                       "think.model_id": model_id}
-        if provider:
+        if sep:
             attributes["gen_ai.provider.name"] = provider
-        settings = request.settings
-        for key, value in (("gen_ai.request.max_tokens", settings.max_output_tokens),
-                           ("gen_ai.request.temperature", settings.temperature),
-                           ("gen_ai.request.top_p", settings.top_p)):
-            if value is not None:
-                attributes[key] = value
-        if capture_content():
-            from think.observe.content import input_messages
-
-            attributes["gen_ai.system_instructions"] = _json([{"type": "text", "content": request.system}])
-            attributes["gen_ai.input.messages"] = _json(input_messages(request.messages))
-        with _span(f"chat {name}", attributes, _TracedCall) as traced:
-            traced.box = finish_box
-            yield traced
-    finally:
-        metrics.model_call_finished(model_id, finish_box[0])
+        if len(_MODEL_ATTRIBUTES) < 1024:
+            _MODEL_ATTRIBUTES[model_id] = (f"chat {name}", attributes)
+        known = (f"chat {name}", attributes)
+    return known
 
 
-class _MeteredCall:
-    def __init__(self, box: list[Finish | None]) -> None:
-        self.box = box
+def model_call(model_id: str, request: ModelRequest) -> Any:
+    """One call of a model (named `chat <model>`)."""
+    if (t := tracer()) is None:
+        return _MeteredCall(model_id) if metrics.enabled() else NOTHING
+    name, fixed = _model_attributes(model_id)
+    attributes = fixed.copy()
+    settings = request.settings
+    if settings.max_output_tokens is not None:
+        attributes["gen_ai.request.max_tokens"] = settings.max_output_tokens
+    if settings.temperature is not None:
+        attributes["gen_ai.request.temperature"] = settings.temperature
+    if settings.top_p is not None:
+        attributes["gen_ai.request.top_p"] = settings.top_p
+    if capture_content():
+        from think.observe.content import input_messages
 
-    def finished(self, finish: Finish | None, step: Any = None) -> None:
-        self.box[0] = finish
-
-
-class _TracedCall(ModelCall):
-    box: list[Finish | None]
-
-    def finished(self, finish: Finish | None, step: Any = None) -> None:
-        self.box[0] = finish
-        super().finished(finish, step)
+        attributes["gen_ai.system_instructions"] = _json([{"type": "text", "content": request.system}])
+        attributes["gen_ai.input.messages"] = _json(input_messages(request.messages))
+    return ModelCall(t, name, attributes, model_id)
 
 
 # ---- a tool call ------------------------------------------------------------------------------------
 
 
 class ToolCall(_Span):
+    __slots__ = ("outcome", "tool")
+
+    def __init__(self, tracer: Any, name: str, attributes: dict[str, Any], tool: str) -> None:
+        super().__init__(tracer, name, attributes)
+        self.tool = tool
+        self.outcome = "ok"
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            super().__exit__(kind, exc, tb)
+        finally:
+            metrics.tool_call_finished(self.tool, self.outcome)
+
     def finished(self, *, error: str | None, output: Any = None) -> None:
         if error is not None:
+            self.outcome = "error"
             self.error(error, "tool_error")
-        elif capture_content():
+        elif capture_content() and self.recording():
             self.span.set_attribute("gen_ai.tool.call.result", _json(output))
 
 
-@contextmanager
-def tool_call(name: str, call_id: str, arguments: Any) -> Iterator[Any]:
-    """One server tool call (named `execute_tool <tool>`)."""
-    outcome = ["ok"]
-    t = tracer()
-    try:
-        if t is None:
-            yield _MeteredTool(outcome)
-            return
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                                      "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function"}
-        if capture_content():
-            attributes["gen_ai.tool.call.arguments"] = _json(arguments)
-        with _span(f"execute_tool {name}", attributes, _TracedTool) as traced:
-            traced.outcome = outcome
-            yield traced
-    finally:
-        metrics.tool_call_finished(name, outcome[0])
-
-
 class _MeteredTool:
-    def __init__(self, outcome: list[str]) -> None:
-        self.outcome = outcome
+    __slots__ = ("outcome", "tool")
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.outcome = "ok"
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        metrics.tool_call_finished(self.tool, self.outcome)
 
     def finished(self, *, error: str | None, output: Any = None) -> None:
-        self.outcome[0] = "error" if error is not None else "ok"
+        self.outcome = "error" if error is not None else "ok"
 
 
-class _TracedTool(ToolCall):
-    outcome: list[str]
-
-    def finished(self, *, error: str | None, output: Any = None) -> None:
-        self.outcome[0] = "error" if error is not None else "ok"
-        super().finished(error=error, output=output)
+def tool_call(name: str, call_id: str, arguments: Any) -> Any:
+    """One server tool call (named `execute_tool <tool>`)."""
+    if (t := tracer()) is None:
+        return _MeteredTool(name) if metrics.enabled() else NOTHING
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                                  "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function"}
+    if capture_content():
+        attributes["gen_ai.tool.call.arguments"] = _json(arguments)
+    return ToolCall(t, f"execute_tool {name}", attributes, name)
 
 
 # ---- what starts turns besides a client ---------------------------------------------------------------
 
 
 class Around(_Span):
+    __slots__ = ()
+
     def finished(self, status: str, error: str | None = None) -> None:
-        self.span.set_attribute("think.outcome", status)
-        if status == "error":
-            self.error(error or "failed")
+        if self.recording():
+            self.span.set_attribute("think.outcome", status)
+            if status == "error":
+                self.error(error or "failed")
 
 
-@contextmanager
-def recovery(agent_type: str, request_id: str, *, recovers: str, attempt: int, kind: str) -> Iterator[Any]:
+def recovery(agent_type: str, request_id: str, *, recovers: str, attempt: int, kind: str) -> Any:
     """A recovery attempt of an interrupted turn; the recovered turn is its child."""
-    with _span("think.recovery", {"think.agent.type": agent_type, "think.request_id": request_id,
-                                  "think.recovery.recovers": recovers, "think.recovery.attempt": attempt,
-                                  "think.recovery.kind": kind}, Around) as span:
-        yield span
+    if (t := tracer()) is None:
+        return NOTHING
+    return Around(t, "think.recovery", {"think.agent.type": agent_type, "think.request_id": request_id,
+                                     "think.recovery.recovers": recovers, "think.recovery.attempt": attempt,
+                                     "think.recovery.kind": kind})
 
 
-@contextmanager
-def submission(agent_type: str, submission_id: str, *, resume: bool) -> Iterator[Any]:
+def submission(agent_type: str, submission_id: str, *, resume: bool) -> Any:
     """A durable submission's run; its turn is the child."""
-    with _span("think.submission", {"think.agent.type": agent_type, "think.submission_id": submission_id,
-                                    "think.submission.resume": resume}, Around) as span:
-        yield span
+    if (t := tracer()) is None:
+        return NOTHING
+    return Around(t, "think.submission", {"think.agent.type": agent_type, "think.submission_id": submission_id,
+                                       "think.submission.resume": resume})
 
 
-@contextmanager
-def sub_agent(agent_type: str, run_id: str) -> Iterator[Any]:
+def sub_agent(agent_type: str, run_id: str) -> Any:
     """A parent's call of a sub-agent (inside the parent's tool call); the child's turn is its child."""
-    with _span(f"sub_agent {agent_type}", {"think.sub_agent.type": agent_type, "think.sub_agent.run_id": run_id},
-               Around) as span:
-        yield span
+    if (t := tracer()) is None:
+        return NOTHING
+    return Around(t, f"sub_agent {agent_type}", {"think.sub_agent.type": agent_type, "think.sub_agent.run_id": run_id})
 
 
-@contextmanager
-def mcp_call(server: str, tool: str, transport: str) -> Iterator[Any]:
+def mcp_call(server: str, tool: str, transport: str) -> Any:
     """A call of an MCP server's tool (`mcp.call_tool <server>/<tool>`, inside the `execute_tool` span
     of the merged tool, or on its own for a direct `call_mcp_tool`)."""
-    with _span(f"mcp.call_tool {server}/{tool}", {"mcp.server.name": server, "mcp.tool.name": tool,
-                                                  "mcp.transport": transport, "gen_ai.tool.name": tool},
-               Around) as span:
-        yield span
+    if (t := tracer()) is None:
+        return NOTHING
+    return Around(t, f"mcp.call_tool {server}/{tool}", {"mcp.server.name": server, "mcp.tool.name": tool,
+                                                     "mcp.transport": transport, "gen_ai.tool.name": tool})
