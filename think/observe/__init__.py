@@ -12,7 +12,9 @@ The span tree of a turn: `invoke_agent <agent>` → `chat <model>` per model cal
 `execute_tool <tool>` per tool call (an MCP server's tool holds a `mcp.call_tool <server>/<tool>`);
 a sub-agent call (`sub_agent <type>`, inside the parent's
 `execute_tool`) holds the child's `invoke_agent`; `think.recovery` and `think.submission` hold
-the turns they start. Metrics: see `think.observe.metrics`.
+the turns they start. Metrics: see `think.observe.metrics`. Across processes: an HTTP request's
+W3C `traceparent` parents the turn or submission it starts; `inject_headers(headers)` adds the
+current context to a request this process makes (`think.observe.propagation`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from think._lazy import lazy_exports
 if TYPE_CHECKING:
     from think.observe.metrics import agent_active
     from think.observe.otel import capture_content, set_capture_content
+    from think.observe.propagation import extract_context, inject_headers
     from think.observe.spans import mcp_call, model_call, recovery, sub_agent, submission, tool_call, turn
 
-__all__ = ["agent_active", "capture_content", "mcp_call", "model_call", "recovery", "set_capture_content",
-           "sub_agent", "submission", "tool_call", "turn"]
+__all__ = ["agent_active", "capture_content", "extract_context", "inject_headers", "mcp_call", "model_call",
+           "recovery", "set_capture_content", "sub_agent", "submission", "tool_call", "turn"]
 
 _HOMES = {"agent_active": "think.observe.metrics", "capture_content": "think.observe.otel",
-          "set_capture_content": "think.observe.otel", **{name: "think.observe.spans" for name in (
+          "set_capture_content": "think.observe.otel", "extract_context": "think.observe.propagation",
+          "inject_headers": "think.observe.propagation", **{name: "think.observe.spans" for name in (
               "mcp_call", "model_call", "recovery", "sub_agent", "submission", "tool_call", "turn")}}
 
 # Load the helpers on first use (and keep them here: later look-ups are plain attributes).

@@ -20,6 +20,7 @@ import orjson
 
 from think.observe import metrics
 from think.observe.otel import capture_content, context_api, trace_api, tracer
+from think.observe.propagation import without_current_span
 
 if TYPE_CHECKING:
     from think.models.base import ModelRequest
@@ -53,16 +54,20 @@ class _Span:
     """A span started on enter (and made current), ended on exit; a raised exception is
     recorded on it. Subclasses add `finished(...)`."""
 
-    __slots__ = ("_attributes", "_name", "_token", "_tracer", "span")
+    __slots__ = ("_attributes", "_name", "_token", "_tracer", "parent", "span")
 
     def __init__(self, tracer: Any, name: str, attributes: dict[str, Any]) -> None:
         self._tracer = tracer
         self._name = name
         self._attributes = attributes
         self.span: Any = None
+        self.parent: Any = None
+        """A context captured elsewhere (another process's, via `think.observe.propagation`):
+        the span's parent when no span is current where it starts."""
 
     def __enter__(self) -> Any:
-        self.span = span = self._tracer.start_span(self._name, attributes=self._attributes)
+        parent = self.parent if self.parent is not None and without_current_span() else None
+        self.span = span = self._tracer.start_span(self._name, context=parent, attributes=self._attributes)
         self._token = context_api().attach(trace_api().set_span_in_context(span))
         return self
 
@@ -143,15 +148,19 @@ class _MeteredTurn(Turn):
         metrics.turn_finished(self._agent_type, self.outcome, time.perf_counter() - self._started, self.tally)
 
 
-def turn(agent_type: str, name: str, request_id: str, *, session_id: str, continuation: bool) -> Any:
-    """One chat turn of `agent_type/name` (named `invoke_agent <type>`)."""
+def turn(agent_type: str, name: str, request_id: str, *, session_id: str, continuation: bool,
+         parent: Any = None) -> Any:
+    """One chat turn of `agent_type/name` (named `invoke_agent <type>`); `parent`: the context
+    its request came with from another process (`TurnRequest.trace_parent`)."""
     if (t := tracer()) is None:
         return _MeteredTurn(None, "", {}, agent_type) if metrics.enabled() else NOTHING
-    return Turn(t, f"invoke_agent {agent_type}", {
+    traced = Turn(t, f"invoke_agent {agent_type}", {
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent_type, "gen_ai.agent.id": name,
         "gen_ai.conversation.id": f"{agent_type}/{name}/{session_id}" if session_id else f"{agent_type}/{name}",
         "think.request_id": request_id, "think.continuation": continuation,
     }, agent_type)
+    traced.parent = parent
+    return traced
 
 
 # ---- a model call -----------------------------------------------------------------------------------
@@ -321,16 +330,19 @@ def recovery(agent_type: str, request_id: str, *, recovers: str, attempt: int, k
     if (t := tracer()) is None:
         return NOTHING
     return Around(t, "think.recovery", {"think.agent.type": agent_type, "think.request_id": request_id,
-                                     "think.recovery.recovers": recovers, "think.recovery.attempt": attempt,
-                                     "think.recovery.kind": kind})
+                                        "think.recovery.recovers": recovers, "think.recovery.attempt": attempt,
+                                        "think.recovery.kind": kind})
 
 
-def submission(agent_type: str, submission_id: str, *, resume: bool) -> Any:
-    """A durable submission's run; its turn is the child."""
+def submission(agent_type: str, submission_id: str, *, resume: bool, parent: Any = None) -> Any:
+    """A durable submission's run; its turn is the child. `parent`: the context it was submitted
+    in (`think.observe.propagation.parent_for_work`), when that is known in this process."""
     if (t := tracer()) is None:
         return NOTHING
-    return Around(t, "think.submission", {"think.agent.type": agent_type, "think.submission_id": submission_id,
-                                       "think.submission.resume": resume})
+    traced = Around(t, "think.submission", {"think.agent.type": agent_type, "think.submission_id": submission_id,
+                                            "think.submission.resume": resume})
+    traced.parent = parent
+    return traced
 
 
 def sub_agent(agent_type: str, run_id: str) -> Any:
@@ -346,4 +358,4 @@ def mcp_call(server: str, tool: str, transport: str) -> Any:
     if (t := tracer()) is None:
         return NOTHING
     return Around(t, f"mcp.call_tool {server}/{tool}", {"mcp.server.name": server, "mcp.tool.name": tool,
-                                                     "mcp.transport": transport, "gen_ai.tool.name": tool})
+                                                        "mcp.transport": transport, "gen_ai.tool.name": tool})

@@ -465,7 +465,9 @@ def create_app(
         from think.web import web_routes  # only servers with the UI load it
 
         routes = [*web_routes(_ui_info(list(classes.values()), base.lstrip("/"), browse=browse)), *routes]
-    middleware = []
+    from think.observe.propagation import TraceContextMiddleware
+
+    middleware = [Middleware(TraceContextMiddleware)]  # a request's `traceparent` parents what it starts
     if database is not None:  # any HTTP endpoint whose agent is open in another process forwards there
         from think.cluster.proxy import ForwardingMiddleware
 

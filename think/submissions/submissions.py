@@ -48,6 +48,7 @@ from think import observe
 from think._tasks import cancel_and_wait
 from think.errors import ProtocolError, StorageError
 from think.messages import Message
+from think.observe.propagation import parent_for_work
 from think.protocol.frames import ClientToolSchema
 from think.recovery.cutoff import settle_cut_off_calls
 from think.stream.fanout import TurnEvent, TurnFinished, TurnStarted
@@ -94,6 +95,9 @@ class Submissions:
         self._running_request: dict[str, str] = {}
         """Submission id → the request id of its turn (they differ for a continued reply)."""
         self._watchers: list[StatusListener] = []
+        self._trace_parents: dict[str, Any] = {}
+        """The trace context each submission was made in, while it waits in this process (its
+        `think.submission` span joins that trace; none after a restart)."""
 
     # ---- accepting -------------------------------------------------------------------------------
 
@@ -138,6 +142,8 @@ class Submissions:
                                         metadata=metadata, session_id=session)
             if kept is not None:
                 self.agent.kv_set(CLIENT_TOOLS_OF + created.submission_id, encode_client_tools(kept))
+        if (parent := parent_for_work()) is not None:
+            self._trace_parents[created.submission_id] = parent
         self._arm()  # stored and armed before it is acknowledged: a kill from here on loses nothing
         if when_busy != "steer" or not self._steer(created):
             self.kick()
@@ -337,7 +343,8 @@ class Submissions:
         unsubscribe = session.fanout.subscribe(listen)
         self._running_request[submission_id] = request_id
         try:
-            with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume) as traced:
+            with observe.submission(type(self.agent).kebab_name(), submission_id, resume=resume,
+                                    parent=self._trace_parents.pop(submission_id, None)) as traced:
                 result = await self.agent.run(TurnRequest(request_id=request_id, messages=claim,
                                                           continuation=resume, extend=resume, session_id=session_id,
                                                           when_busy=when_busy, trigger="submission",

@@ -87,7 +87,7 @@ async def _run_traced(agent: Think, turn: TurnRequest) -> TurnResult:
                                    continuation=turn.continuation, signal=agent.cancellations.signal(turn.request_id))
     try:
         with observe.turn(type(agent).kebab_name(), agent.name, turn.request_id, session_id=turn.session_id,
-                          continuation=turn.continuation) as traced:
+                          continuation=turn.continuation, parent=turn.trace_parent) as traced:
             result = await _run_admitted(agent, turn)
             traced.finished(result.status, result.error, result.usage)
             return result

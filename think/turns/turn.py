@@ -19,6 +19,14 @@ TurnTrigger = Literal["ws-chat", "programmatic", "submission", "auto-continuatio
 """What started a turn (the original's `TurnTrigger`). Ours has no `rpc`, `agent-tool` or
 `scheduled` of its own: RPC methods and parent agents use the programmatic APIs, and scheduled
 tasks are submissions."""
+
+
+def _trace_parent() -> Any:
+    from think.observe.propagation import parent_for_turn
+
+    return parent_for_turn()
+
+
 MessagesFn = Callable[[list[Message]], Sequence[Message] | None]
 """Returns the turn's new messages at the head of the queue; None withdraws the turn (`skipped`)."""
 
@@ -56,6 +64,9 @@ class TurnRequest:
     when_busy: WhenBusy = "queue"
     """While a turn of the same session runs: wait for it (`"queue"`) or join it at its next step
     boundary (`"steer"`, see `think.turns.steer`)."""
+    trace_parent: Any = field(default_factory=_trace_parent, compare=False, repr=False)
+    """The trace context of the request that asked for this turn when it came from another process
+    (an HTTP request's `traceparent`): the turn's span joins that trace (`think.observe.propagation`)."""
 
 
 @dataclass(kw_only=True)
