@@ -108,3 +108,62 @@ def test_every_client_path_refuses_a_workspace_url() -> None:
         client_input([forged], stored=lambda _: False)  # a harness input with source="client"
     kept, reason = client_input([with_file("ok", data_url(PNG))], stored=lambda _: False)
     assert reason is None and [m.id for m in kept] == ["u1"]
+
+
+class LookingBack(Think):
+    """Answers with every file the model was given, over the whole conversation."""
+
+    media_eviction = None  # old images stay images: what is looked at here is the read-back
+
+    def get_model(self) -> ScriptedModel:
+        def reply(request: ModelRequest) -> str:
+            files = [c for m in request.messages if isinstance(m, UserMessage)
+                     for c in m.content if isinstance(c, FileContent)]
+            return " ".join(f"{f.media_type}:{len(base64.b64decode(f.data.split(',', 1)[1]))}" for f in files) or "none"
+
+        return ScriptedModel(reply)
+
+
+async def test_a_file_far_back_in_a_long_conversation_is_still_read_back(data_dir: Path) -> None:
+    async with open_agent(LookingBack, "long", data_dir=data_dir) as agent:
+        await agent.save_messages(with_file("First", data_url(PNG), id="first"))
+        await agent.workspace.rm("/attachments/first/1-dot.png")  # the first message's file is gone
+        for i in range(12):
+            await agent.save_messages([f"plain {i}"])
+        await agent.save_messages(with_file("Keep this", data_url(PNG), id="img"))
+        for i in range(12):  # the file's message is now among the older ones, converted once
+            result = await agent.save_messages([f"later {i}"])
+            assert result.status == "completed"
+            assert agent.messages[-1].text == f"image/png:{len(PNG)}"
+        await agent.workspace.rm("/attachments/img/1-dot.png")
+        await agent.save_messages(["and now?"])
+        assert agent.messages[-1].text == "none"
+
+
+async def test_a_turn_looks_for_files_only_in_messages_not_looked_at_before(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import think.workspace.attachments as attachments
+
+    looked = [0]
+    real = attachments.has_workspace_file
+
+    def counting(message: Any) -> bool:
+        looked[0] += 1
+        return real(message)
+
+    monkeypatch.setattr(attachments, "has_workspace_file", counting)
+
+    async def looked_at_in_a_turn(agent: Think) -> int:
+        looked[0] = 0
+        await agent.save_messages(["one more"])
+        return looked[0]
+
+    async with open_agent(LookingBack, "cost", data_dir=data_dir) as agent:
+        for _ in range(5):
+            await agent.save_messages(["warm up"])
+        early = await looked_at_in_a_turn(agent)
+        for _ in range(60):
+            await agent.save_messages(["filler"])
+        late = await looked_at_in_a_turn(agent)
+        assert len(agent.messages) > 120
+        assert late <= max(early, 3 * LookingBack.truncation_step)  # not the whole conversation

@@ -14,6 +14,7 @@ from __future__ import annotations
 from think.context.convert import TRUNCATION_STEP, convert_messages, truncation_boundary
 from think.models.base import ModelMessage
 from think.sessions.session import Session
+from think.workspace.attachments import has_workspace_file
 
 
 class _Converted:
@@ -22,6 +23,7 @@ class _Converted:
         self.old: list[ModelMessage] = []
         self.old_system: list[str] = []
         self.old_count = 0
+        self.with_files: list[int] = []  # the indexes in `old` of messages with a workspace file
 
 
 class ModelHistory:
@@ -42,9 +44,19 @@ class ModelHistory:
             self._caches[session.id] = (session, cache)
         if cache.old_count < boundary:
             converted, system = convert_messages(path[cache.old_count:boundary], truncate=True)
+            cache.with_files += [i for i, m in enumerate(converted, len(cache.old)) if has_workspace_file(m)]
             cache.old.extend(converted)
             cache.old_system.extend(system)
             cache.old_count = boundary
         recent, recent_system = convert_messages(path[boundary:], truncate=False)
         system_text = "\n\n".join(s for s in cache.old_system + recent_system if s)
         return cache.old + recent, system_text
+
+    def scanned(self, session: Session) -> tuple[int, tuple[int, ...]]:
+        """Of the messages `build(session)` returned last: how many, from the first, were looked
+        at for workspace files when they were converted (once), and the indexes of those that
+        have one (`resolve_for_model` needs to look at no other of them)."""
+        cached = self._caches.get(session.id)
+        if cached is None or cached[0] is not session:
+            return 0, ()
+        return len(cached[1].old), tuple(cached[1].with_files)

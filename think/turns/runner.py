@@ -296,6 +296,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
         await agent.media_evictor.evict(session, agent.media_eviction)
     await announce_changes(session)  # `when_changed="remind"` blocks: after the cached prefix
     model_messages, extra_system = agent.model_history.build(session)
+    known, files = agent.model_history.scanned(session)  # which older messages have workspace files
     system = await session.system_prompt() or agent.get_system_prompt()
     if catalog := agent.skills.catalog():
         system = f"{system}\n\n{catalog}" if system else catalog
@@ -318,6 +319,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
             system = config.system
         if config.messages is not None:
             model_messages = list(config.messages)
+            known, files = 0, ()
         if config.tools:
             tools.update(as_tool_map(config.tools))
         if config.active_tools is not None:
@@ -332,7 +334,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
         body=turn.body, request_id=turn.request_id, session_id=turn.session_id, trigger=turn.trigger,
         signal=agent.cancellations.signal(turn.request_id)))
     model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled
-    model_messages = await resolve_for_model(model_messages, agent.workspace)  # attachments: data: URLs
+    # Attachments: workspace files read back into data: URLs.
+    model_messages = await resolve_for_model(model_messages, agent.workspace, known=known, files=files)
     extras = TurnExtras.of(config)  # stop conditions, retries, structured output (its final_answer tool)
     system = extras.apply(tools, system)
     specs = tuple(ToolSpec(t.name if t.name == n else n, t.description, t.input_schema) for n, t in tools.items())

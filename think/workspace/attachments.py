@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from urllib.parse import unquote_to_bytes
 
@@ -27,8 +28,8 @@ from think.messages import FilePart, Message
 from think.models.base import FileContent, ModelMessage, TextContent, UserMessage
 from think.workspace.workspace import Workspace
 
-__all__ = ["DEFAULT_MAX_ATTACHMENT_BYTES", "WORKSPACE_SCHEME", "AttachmentRefused", "resolve_for_model",
-           "store_attachments", "workspace_path"]
+__all__ = ["DEFAULT_MAX_ATTACHMENT_BYTES", "WORKSPACE_SCHEME", "AttachmentRefused", "has_workspace_file",
+           "resolve_for_model", "store_attachments", "workspace_path"]
 
 WORKSPACE_SCHEME = "workspace:"
 """The URL scheme of a file part whose bytes live in the agent's workspace."""
@@ -96,31 +97,42 @@ async def store_attachments(workspace: Workspace, message: Message, *,
     return message.model_copy(update={"parts": parts})
 
 
-async def resolve_for_model(messages: list[ModelMessage], workspace: Workspace) -> list[ModelMessage]:
+def has_workspace_file(message: ModelMessage) -> bool:
+    """A user message with a file the model gets read back from the workspace."""
+    return isinstance(message, UserMessage) and any(
+        isinstance(c, FileContent) and c.data.startswith(WORKSPACE_SCHEME) for c in message.content)
+
+
+async def resolve_for_model(messages: list[ModelMessage], workspace: Workspace, *, known: int = 0,
+                            files: Sequence[int] = ()) -> list[ModelMessage]:
     """The model's messages with each workspace file read back into a `data:` URL (a file gone
-    since is a note instead)."""
-    out: list[ModelMessage] = []
-    for message in messages:
-        if not isinstance(message, UserMessage) or not any(
-                isinstance(c, FileContent) and c.data.startswith(WORKSPACE_SCHEME) for c in message.content):
-            out.append(message)
-            continue
-        content: list[TextContent | FileContent] = []
-        for item in message.content:
-            path = workspace_path(item.data) if isinstance(item, FileContent) else None
-            if path is None:
-                content.append(item)
-                continue
-            assert isinstance(item, FileContent)
-            data = await workspace.read_bytes(path)
-            if data is None:
-                content.append(TextContent(f"[The attached file {item.filename or path} is no longer in the "
-                                           "workspace.]"))
-                continue
-            encoded = base64.b64encode(data).decode("ascii")
-            content.append(replace(item, data=f"data:{item.media_type};base64,{encoded}"))
-        out.append(UserMessage(tuple(content)))
+    since is a note instead). Of the first `known` messages only those at the indexes `files`
+    have workspace files (`ModelHistory.scanned`): a turn looks at those and the newer messages,
+    not at the whole conversation."""
+    out = list(messages)
+    for index in (*files, *range(known, len(out))):
+        message = out[index]
+        if isinstance(message, UserMessage) and has_workspace_file(message):
+            out[index] = await _read_back(message, workspace)
     return out
+
+
+async def _read_back(message: UserMessage, workspace: Workspace) -> UserMessage:
+    content: list[TextContent | FileContent] = []
+    for item in message.content:
+        path = workspace_path(item.data) if isinstance(item, FileContent) else None
+        if path is None:
+            content.append(item)
+            continue
+        assert isinstance(item, FileContent)
+        data = await workspace.read_bytes(path)
+        if data is None:
+            content.append(TextContent(f"[The attached file {item.filename or path} is no longer in the "
+                                       "workspace.]"))
+            continue
+        encoded = base64.b64encode(data).decode("ascii")
+        content.append(replace(item, data=f"data:{item.media_type};base64,{encoded}"))
+    return UserMessage(tuple(content))
 
 
 def _size(count: int) -> str:
