@@ -240,7 +240,7 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
                          log_level=log_level, log_format=log_format, access_log=access_log, otel=otel)
         return
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
-                            ws_max_size=16 * 1024 * 1024)
+                            ws_max_size=33 * 1024 * 1024)
     server = uvicorn.Server(config)
     app.state.request_stop = lambda: setattr(server, "should_exit", True)  # (a cluster node that lost its session)
     try:
@@ -301,7 +301,7 @@ def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str
     os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
                                    browse, otel, mcp_hosts, protocols).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
-                            log_level=None, access_log=access_log, ws_max_size=16 * 1024 * 1024, reload=True,
+                            log_level=None, access_log=access_log, ws_max_size=33 * 1024 * 1024, reload=True,
                             reload_dirs=_watched(targets))
     server = uvicorn.Server(config)
     ChangeReload(config, target=server.run, sockets=[sock]).run()

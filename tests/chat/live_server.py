@@ -45,7 +45,8 @@ def serve_in_thread(app: ASGIApp, **config: Any) -> Iterator[LiveServer]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(512)
     port = sock.getsockname()[1]
-    options: dict[str, Any] = {"lifespan": "on", "log_level": "warning",
+    # uvicorn's frame limit above the app's `max_frame_bytes`, as `think serve` sets it
+    options: dict[str, Any] = {"lifespan": "on", "log_level": "warning", "ws_max_size": 33 * 1024 * 1024,
                                "ws": os.environ.get("THINK_TEST_WS", "websockets-sansio")} | config
     server = uvicorn.Server(uvicorn.Config(app, **options))
     failure: list[BaseException] = []

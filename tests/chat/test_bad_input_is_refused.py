@@ -25,6 +25,7 @@ from think.protocol.frames import (
     StreamResumeNone,
     StreamResumeRequest,
 )
+from think.server.app import DEFAULT_MAX_FRAME_BYTES
 
 GARBAGE: list[str | bytes] = [
     "not json at all",
@@ -126,10 +127,10 @@ async def test_a_client_that_keeps_sending_garbage_is_closed(connect: Connect) -
 async def test_an_oversized_frame_closes_the_socket_with_1009(connect: Connect) -> None:
     async with connect("big") as client, connect("big") as bystander:
         await (await client.send_chat("small"))
-        big = '{"type":"cf_agent_chat_messages","messages":["' + "x" * (5 * 1024 * 1024) + '"]}'
+        big = '{"type":"cf_agent_chat_messages","messages":["' + "x" * DEFAULT_MAX_FRAME_BYTES + '"]}'
         await client.send_text(big)
         code, reason = await client.wait_closed()
-        assert (code, reason) == (1009, f"Frame too large: {len(big)} bytes (limit 4194304)")
+        assert (code, reason) == (1009, f"Frame too large: {len(big)} bytes (limit {DEFAULT_MAX_FRAME_BYTES})")
         assert (await (await bystander.send_chat("unaffected"))).outcome == "completed"
         assert [m.text for m in await bystander.get_messages()] == ["small", "Echo: small", "unaffected",
                                                                      "Echo: unaffected"]

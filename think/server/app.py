@@ -54,7 +54,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("think.server")
 
-DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
+"""The largest frame a client may send. A browser sends the whole transcript with every chat
+request (as `useChat` does), and messages of any size are stored whole, so this bounds a
+conversation's size as a client sees it (the original's platform allows 32 MiB per message)."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a closing socket may take to flush its queued frames."""
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
