@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from think import Message, Think, open_agent, tool
+from think.browse import agents_browser
 from think.sessions import MIGRATIONS, Session, Sessions
 from think.sessions.rows import ROW_BYTES
 from think.sessions.session import NEW_ROOT
@@ -169,3 +170,14 @@ def test_the_hydration_budget_charges_a_split_message_its_whole_size(tmp_path: P
     # 1.8 MB a row holds would have let seven in).
     assert [m.id for m in session.history()] == ["m5", "m6", "m7", "m8", "m9"]
     assert session.windowed and session.get_message("m0") == say("m0", big_text("message 0", 2_500_000))
+
+
+async def test_the_transcript_browser_shows_a_split_message_whole(tmp_path: Path) -> None:
+    async with open_agent(Logs, "logs", data_dir=tmp_path) as agent:
+        await agent.save_messages(big_text("Read the build log", 3_000_000))
+    transcript = agents_browser(tmp_path).transcript("logs", "logs")
+    question, answer = transcript.messages[0].message, transcript.messages[1].message
+    assert question["parts"][0]["text"] == big_text("Read the build log", 3_000_000)
+    assert [p["output"] for p in answer["parts"] if p["type"] == "tool-dump_log"] == [FIVE_MB]
+    title = agents_browser(tmp_path).instance("logs", "logs").title
+    assert title is not None and title.startswith("padding words padding words")
