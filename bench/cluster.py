@@ -1,6 +1,13 @@
 """The cluster runtime (`think serve --database`) against the embedded one, on this machine.
 
     python bench/cluster.py [--agents 30] [--per-agent 5] [--turns 100] [--kills 20] [--many 1000]
+    python bench/cluster.py --quick          # throughput 1 vs 2 processes only, 5 interleaved rounds
+    python bench/cluster.py --only many --many 10000
+
+`--quick` measures only the throughput of 1 and 2 processes (and embedded), alternating them over
+`--rounds` rounds (each on a fresh database) and printing every round and the median ratio, so one
+busy moment of the machine does not decide the figure. `--only` picks sections
+(throughput, latency, kills, many).
 
 Starts its own PostgreSQL (tests/cluster/postgres.py) and real `think serve` processes; the model
 answers at once (or streams slowly, for fan-out), so what is measured is the framework. Prints:
@@ -202,7 +209,8 @@ async def kills(database: str, rounds: int, tools: Path) -> tuple[int, int, list
 # ---- many agents -----------------------------------------------------------------------------------
 
 
-async def many(database: str, count: int) -> tuple[float, float, float, float, float, list[float]]:
+async def many(database: str, count: int, concurrency: int = 20) -> tuple[float, float, float, float, float,
+                                                                          list[float]]:
     """Give `count` agents a turn each; stop the process (it writes every agent back); measure
     Postgres; then time first turns of closed agents on a fresh process."""
 
@@ -210,11 +218,15 @@ async def many(database: str, count: int) -> tuple[float, float, float, float, f
         async with AgentClient.connect(f"{node.ws}/agents/bench-chat/m{k}", call_timeout=60) as client:
             await (await client.send_chat("hello")).wait()
 
-    limit = anyio.Semaphore(20)
+    limit = anyio.Semaphore(concurrency)
+    done = [0]
 
     async def bounded(node: ServerProcess, k: int) -> None:
         async with limit:
             await one(node, k)
+        done[0] += 1
+        if done[0] % 1000 == 0:
+            print(f"    {done[0]} agents had their turn", flush=True)
 
     with processes([APP], 1, database=database) as (node,):
         started = time.perf_counter()
@@ -240,43 +252,77 @@ async def many(database: str, count: int) -> tuple[float, float, float, float, f
     return rate, drain, (rows + wal) / rows, size / rows, total / rows, cold
 
 
+async def quick(server: str, scratch: str, args: argparse.Namespace) -> None:
+    """Throughput of embedded, 1 and 2 processes, alternated over `args.rounds` rounds."""
+    print(f"throughput, {args.agents} agents x {args.per_agent} turns (instant model), {args.rounds} rounds:")
+    ratios: list[float] = []
+    for r in range(args.rounds):
+        with processes([APP], 1, database=None, data_dir=f"{scratch}/embedded{r}") as nodes:
+            embedded = await throughput(nodes, args.agents, args.per_agent)
+        rates = {}
+        for count in ((1, 2) if r % 2 == 0 else (2, 1)):
+            with processes([APP], count, database=fresh_database(server)) as nodes:
+                await throughput(nodes, 4, 2)  # warm: imports, first agents, connections
+                rates[count] = await throughput(nodes, args.agents, args.per_agent)
+        ratios.append(rates[2] / rates[1])
+        print(f"  round {r + 1}: embedded {embedded:6.1f}, 1 process {rates[1]:6.1f}, 2 processes "
+              f"{rates[2]:6.1f} turns/s: {ratios[-1]:.2f}x", flush=True)
+    print(f"  2 / 1 processes, median of {len(ratios)} rounds: {statistics.median(ratios):.2f}x "
+          f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
+
+
 async def main(args: argparse.Namespace) -> None:
     with postgres_server() as server, tempfile.TemporaryDirectory() as scratch:
-        print(f"throughput, {args.agents} agents x {args.per_agent} turns (instant model):")
-        with processes([APP], 1, database=None, data_dir=f"{scratch}/embedded") as nodes:
-            print(f"  embedded, 1 process:  {await throughput(nodes, args.agents, args.per_agent):6.1f} turns/s")
-            first, done = await latency(nodes[0], nodes[0], "lat", args.turns)
-            embedded = (first, done)
-        rates = {}
-        for count in (1, 2, 3):
-            with processes([APP], count, database=fresh_database(server)) as nodes:
-                rates[count] = await throughput(nodes, args.agents, args.per_agent)
-                print(f"  cluster, {count} process{'es' if count > 1 else ''}: {rates[count]:6.1f} turns/s")
-        print(f"  2 / 1 processes: {rates[2] / rates[1]:.2f}x, 3 / 1: {rates[3] / rates[1]:.2f}x")
-        database = fresh_database(server)
-        with processes([APP], 2, database=database) as (a, b):
-            local = await latency(a, a, "lat", args.turns)
-            forwarded = await latency(a, b, "lat2", args.turns)
-            delays = await fanout(a, b, 5)
-        print(f"latency over {args.turns} sequential turns (p50 / p99):")
-        for label, (first, done) in (("embedded", embedded), ("cluster, socket on the agent's process", local),
-                                     ("cluster, socket forwarded", forwarded)):
-            print(f"  {label}: send -> first token {ms(pct(first, 50))} / {ms(pct(first, 99))}; "
-                  f"send -> done {ms(pct(done, 50))} / {ms(pct(done, 99))}")
-        print(f"fan-out to a socket on another process: +{ms(pct(delays, 50))} p50, +{ms(pct(delays, 99))} p99 "
-              f"({len(delays)} chunks)")
-        if args.kills:
+        if args.quick:
+            await quick(server, scratch, args)
+            return
+        sections = set(args.only.split(",")) if args.only else {"throughput", "latency", "kills", "many"}
+        if "throughput" in sections:
+            await throughputs(server, scratch, args)
+        if "latency" in sections:
+            await latencies(server, scratch, args)
+        if args.kills and "kills" in sections:
             lost, duplicates, recovery = await kills(fresh_database(server), args.kills, Path(scratch) / "tools.txt")
             print(f"{args.kills} kills of the process running a turn: lost {lost}, duplicate tool runs {duplicates}, "
                   f"recovery (kill -> answer stored) p50 {statistics.median(recovery):.2f} s, "
                   f"max {max(recovery):.2f} s")
-        if args.many:
-            rate, drain, rows, image, total, cold = await many(fresh_database(server), args.many)
+        if args.many and "many" in sections:
+            started = time.perf_counter()
+            rate, drain, rows, image, total, cold = await many(fresh_database(server), args.many,
+                                                               args.many_concurrency)
             print(f"{args.many} agents, a first turn each ({rate:.1f} new agents/s), SIGTERM drain with all of them "
                   f"open {drain:.2f} s: {rows:.1f} rows/agent, "
                   f"image {image / 1024:.1f} KiB/agent, {total / 1024:.1f} KiB/agent on disk (with TOAST and "
                   f"indexes); a turn of a closed agent (socket, open, turn) p50 {ms(pct(cold, 50))}, "
-                  f"p99 {ms(pct(cold, 99))}")
+                  f"p99 {ms(pct(cold, 99))} (section took {time.perf_counter() - started:.0f} s)")
+
+
+async def throughputs(server: str, scratch: str, args: argparse.Namespace) -> None:
+    print(f"throughput, {args.agents} agents x {args.per_agent} turns (instant model):")
+    with processes([APP], 1, database=None, data_dir=f"{scratch}/embedded") as nodes:
+        print(f"  embedded, 1 process:  {await throughput(nodes, args.agents, args.per_agent):6.1f} turns/s")
+    rates = {}
+    for count in (1, 2, 3):
+        with processes([APP], count, database=fresh_database(server)) as nodes:
+            rates[count] = await throughput(nodes, args.agents, args.per_agent)
+            print(f"  cluster, {count} process{'es' if count > 1 else ''}: {rates[count]:6.1f} turns/s")
+    print(f"  2 / 1 processes: {rates[2] / rates[1]:.2f}x, 3 / 1: {rates[3] / rates[1]:.2f}x")
+
+
+async def latencies(server: str, scratch: str, args: argparse.Namespace) -> None:
+    with processes([APP], 1, database=None, data_dir=f"{scratch}/embedded-latency") as nodes:
+        embedded = await latency(nodes[0], nodes[0], "lat", args.turns)
+    with processes([APP], 2, database=fresh_database(server)) as (a, b):
+        local = await latency(a, a, "lat", args.turns)
+        forwarded = await latency(a, b, "lat2", args.turns)
+        delays = await fanout(a, b, 5)
+    print(f"latency over {args.turns} sequential turns (p50 / p99):")
+    for label, (first, done) in (("embedded", embedded), ("cluster, socket on the agent's process", local),
+                                 ("cluster, socket forwarded", forwarded)):
+        print(f"  {label}: send -> first token {ms(pct(first, 50))} / {ms(pct(first, 99))}; "
+              f"send -> done {ms(pct(done, 50))} / {ms(pct(done, 99))}")
+    print(f"fan-out to a socket on another process: +{ms(pct(delays, 50))} p50, +{ms(pct(delays, 99))} p99 "
+          f"({len(delays)} chunks)")
 
 
 if __name__ == "__main__":
@@ -286,4 +332,8 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--many", type=int, default=1000)
+    parser.add_argument("--many-concurrency", type=int, default=20, help="agents given their turn at once")
+    parser.add_argument("--quick", action="store_true", help="throughput of 1 vs 2 processes only, in --rounds rounds")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated sections: throughput,latency,kills,many")
     anyio.run(main, parser.parse_args())

@@ -25,9 +25,10 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
+import httpx
 
 from think.cluster.shipped import ShippedDatabase
 from think.cluster.store import ClusterAlarms, ClusterStore
@@ -37,6 +38,7 @@ from think.runtime.alarms import Alarms
 from think.runtime.base import AgentElsewhere
 from think.runtime.classes import class_path
 from think.runtime.embedded import EmbeddedRuntime
+from think.runtime.remote import Emit
 from think.storage import Database
 from think.storage.template import remove_database, schema_image
 
@@ -93,6 +95,7 @@ class ClusterRuntime(EmbeddedRuntime):
         self.orphan_interval = orphan_interval
         """Seconds between looks for agents a dead process had open."""
         self._store: ClusterStore | None = None
+        self._http: httpx.AsyncClient | None = None
         self.session_lost = False
         """True once this process's database session broke: it serves no agent any more."""
 
@@ -107,6 +110,18 @@ class ClusterRuntime(EmbeddedRuntime):
         if self._alarms is None:
             self._alarms = ClusterAlarms(self.store)
         return self._alarms
+
+    def agent_class(self, kebab: str, path: str | None) -> type[Agent] | None:
+        """The agent class `kebab` (registered here, or imported from `path`)."""
+        return self._classes.get(kebab) or self._import_class(kebab, path)
+
+    async def call_owner(self, url: str, request: dict[str, Any], on_event: Emit | None) -> Any:
+        """Run a `think.runtime.remote` operation in the process at `url`, which has its agent open."""
+        from think.cluster.peers import call_peer
+
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+        return await call_peer(self._http, self.store.secret, url, request, on_event)
 
     def claim(self) -> None:
         """Also connect to the cluster database (a server does at start-up: a wrong URL fails it)."""
@@ -228,6 +243,9 @@ class ClusterRuntime(EmbeddedRuntime):
     async def close(self) -> None:
         try:
             await super().close()
+            if self._http is not None:
+                await self._http.aclose()
+                self._http = None
         finally:
             if self._store is not None:
                 if self._store.draining and self._store.healthy:

@@ -6,6 +6,7 @@ What lives in Postgres (created by `migrate_schema`, also `think db migrate`):
     think_agents     one row per agent: its SQLite image, the node that has it open (if any)
     think_agent_wal  the WAL frames committed since that image, in commit order (both zlib-compressed)
     think_alarms     when each agent next needs to wake (the embedded runtime's alarm index)
+    think_cluster    the cluster's secret, which signs the calls between its processes (`peers`)
 
 Ownership is a session-level advisory lock per agent (a 64-bit hash of its key) taken on this
 connection: Postgres drops it the moment the process dies, so a `kill -9` frees the agent for
@@ -19,6 +20,7 @@ the SQLite calls they accompany.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import threading
 import time
 import zlib
@@ -45,6 +47,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE TABLE think_alarms (agent_class text NOT NULL, name text NOT NULL, due double precision NOT NULL,
                                    class_path text, PRIMARY KEY (agent_class, name));
         CREATE INDEX think_alarms_due ON think_alarms (due);
+    """),
+    ("think.cluster.002_secret", """
+        CREATE TABLE think_cluster (id integer PRIMARY KEY CHECK (id = 1), secret text NOT NULL);
     """),
 )
 _UPSERT_ALARM = ("INSERT INTO think_alarms (agent_class, name, due, class_path) VALUES (%s, %s, %s, %s) "
@@ -117,6 +122,10 @@ class ClusterStore:
         self._deferred: dict[tuple[str, str], tuple[float | None, str | None]] = {}
         self._deferred_wal: list[tuple[str, bytes]] = []
         migrate_schema(self._conn)
+        self._run("INSERT INTO think_cluster (id, secret) VALUES (1, %s) ON CONFLICT (id) DO NOTHING",
+                  secrets.token_hex(32))
+        self.secret = str(self._one("SELECT secret FROM think_cluster WHERE id = 1")[0]).encode()
+        """The key of the calls between this cluster's processes (`think.cluster.peers`)."""
         node_lock = lock_key(f"node:{node_id}")
         if not self._one("SELECT pg_try_advisory_lock(%s)", node_lock)[0]:
             raise StorageError(f"another live process already serves as cluster node {node_id!r}")

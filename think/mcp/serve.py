@@ -18,8 +18,8 @@ from __future__ import annotations
 import inspect
 import logging
 import typing
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.routing import BaseRoute
@@ -29,6 +29,7 @@ from think.messages import Message
 from think.protocol.codec import encode_message_list
 from think.runtime.agent import Agent
 from think.runtime.base import AgentRuntime
+from think.runtime.remote import Emit, on_agent, peer_op
 from think.runtime.rpc import callable_info
 from think.stream.fanout import ChunkEvent, TurnEvent
 from think.submissions.store import Submission
@@ -59,37 +60,71 @@ def _tool_name(cls: type[Agent]) -> str:
     return "chat_" + cls.kebab_name().replace("-", "_")
 
 
+async def chat_here(agent: Think, message: str, operation_id: str | None,
+                    report: Callable[[int, str], Awaitable[None]]) -> str:
+    """One turn of `agent` (open here) on `message`, reporting each text delta; its answer."""
+    submission = await agent.submit_messages([message], idempotency_key=operation_id)
+    request_ids: set[str] = set()
+    progress = 0
+
+    async def on_event(event: TurnEvent) -> None:
+        nonlocal progress
+        if not (isinstance(event, ChunkEvent) and event.chunk.get("type") == "text-delta"):
+            return
+        if not request_ids:
+            current = agent.inspect_submission(submission.submission_id)
+            if current is None or current.request_id is None:
+                return
+            request_ids.add(current.request_id)
+        if event.request_id in request_ids:
+            progress += 1
+            try:
+                await report(progress, str(event.chunk.get("delta", "")))
+            except Exception:  # the MCP client went away: the turn goes on
+                log.debug("progress for %s not delivered", submission.submission_id, exc_info=True)
+
+    unsubscribe = agent.fanout.subscribe(on_event)
+    try:
+        done = await agent.wait_for_submission(submission.submission_id)
+    finally:
+        unsubscribe()
+    if done.status != "completed":
+        raise RuntimeError(f"the turn ended {done.status}" + (f": {done.error}" if done.error else ""))
+    return answer_text(agent.session.history(), done)
+
+
+@peer_op("mcp.chat")
+async def _chat_for_peer(agent: Agent, payload: dict[str, Any], emit: Emit) -> str:
+    async def report(progress: int, delta: str) -> None:
+        await emit({"progress": progress, "message": delta})
+
+    return await chat_here(cast(Think, agent), str(payload["message"]), payload.get("operation_id"), report)
+
+
+@peer_op("mcp.messages")
+async def _messages_for_peer(agent: Agent, payload: dict[str, Any], emit: Emit) -> str:
+    return _messages_text(cast(Think, agent))
+
+
+def _messages_text(agent: Think) -> str:
+    encoded = encode_message_list(agent.session.history_json())
+    return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+
+
 def _chat_tool(runtime: AgentRuntime, cls: type[Think]) -> Any:
     async def chat(name: str, message: str, ctx: Context, operation_id: str | None = None) -> str:
-        async with runtime.lease(cls, name) as agent:
-            submission = await agent.submit_messages([message], idempotency_key=operation_id)
-            request_ids: set[str] = set()
-            progress = 0
+        async def report(progress: int, delta: str) -> None:
+            await ctx.report_progress(progress, message=delta)
 
-            async def on_event(event: TurnEvent) -> None:
-                nonlocal progress
-                if not (isinstance(event, ChunkEvent) and event.chunk.get("type") == "text-delta"):
-                    return
-                if not request_ids:
-                    current = agent.inspect_submission(submission.submission_id)
-                    if current is None or current.request_id is None:
-                        return
-                    request_ids.add(current.request_id)
-                if event.request_id in request_ids:
-                    progress += 1
-                    try:
-                        await ctx.report_progress(progress, message=str(event.chunk.get("delta", "")))
-                    except Exception:  # the MCP client went away: the turn goes on
-                        log.debug("progress for %s not delivered", submission.submission_id, exc_info=True)
-
-            unsubscribe = agent.fanout.subscribe(on_event)
+        async def relayed(event: Any) -> None:  # a turn in another process of a cluster
             try:
-                done = await agent.wait_for_submission(submission.submission_id)
-            finally:
-                unsubscribe()
-            if done.status != "completed":
-                raise RuntimeError(f"the turn ended {done.status}" + (f": {done.error}" if done.error else ""))
-            return answer_text(agent.session.history(), done)
+                await report(int(event["progress"]), str(event["message"]))
+            except Exception:
+                log.debug("progress of a relayed turn not delivered", exc_info=True)
+
+        return str(await on_agent(runtime, cls, name, "mcp.chat", {"message": message, "operation_id": operation_id},
+                                  here=lambda agent: chat_here(agent, message, operation_id, report),
+                                  on_event=relayed))
 
     chat.__doc__ = (f"Send a message to the {cls.__name__} agent instance `name` (created on first use) and "
                     "get its final answer. `operation_id` makes the call idempotent: asking again with the "
@@ -105,9 +140,13 @@ def _callable_tool(runtime: AgentRuntime, cls: type[Agent], method_name: str, me
     instance = inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
 
     async def call(**arguments: Any) -> Any:
-        async with runtime.lease(cls, arguments.pop("name")) as agent:
+        name = arguments.pop("name")
+
+        async def here(agent: Agent) -> Any:
             result = getattr(agent, method_name)(**arguments)
             return await result if inspect.isawaitable(result) else result
+
+        return await on_agent(runtime, cls, name, "call", {"method": method_name, "kwargs": arguments}, here)
 
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[instance, *params], return_annotation=hints.get("return", Any))
@@ -119,9 +158,10 @@ def _callable_tool(runtime: AgentRuntime, cls: type[Agent], method_name: str, me
 
 def _messages_resource(runtime: AgentRuntime, cls: type[Think]) -> Any:
     async def messages(name: str) -> str:
-        async with runtime.lease(cls, name) as agent:
-            encoded = encode_message_list(agent.session.history_json())
-            return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+        async def here(agent: Think) -> str:
+            return _messages_text(agent)
+
+        return str(await on_agent(runtime, cls, name, "mcp.messages", {}, here))
 
     return messages
 

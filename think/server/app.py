@@ -471,6 +471,10 @@ def create_app(
     from think.observe.propagation import TraceContextMiddleware
 
     middleware = [Middleware(TraceContextMiddleware)]  # a request's `traceparent` parents what it starts
+    if database is not None:  # the other processes' calls on agents open here (think.cluster.peers)
+        from think.cluster.peers import PEER_PATH, peer_endpoint
+
+        routes.insert(0, Route(PEER_PATH, peer_endpoint(registry.runtime), methods=["POST"]))  # type: ignore[arg-type]
     if database is not None:  # any HTTP endpoint whose agent is open in another process forwards there
         from think.cluster.proxy import ForwardingMiddleware
 

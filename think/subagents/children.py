@@ -20,9 +20,12 @@ import anyio
 
 from think.errors import ConfigurationError
 from think.runtime.agent import Agent
+from think.runtime.base import AgentElsewhere
 from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name
+from think.runtime.remote import on_agent, public_method
 from think.storage import Database, migration
+from think.subagents.remote import chat_on_child
 
 if TYPE_CHECKING:
     from think.runtime.base import AgentRuntime
@@ -76,17 +79,22 @@ class SubAgentStub:
         return f"SubAgentStub({self.agent_class.__name__}, {self.name!r})"
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Run `method(*args, **kwargs)` on the child (awaited if it is a coroutine)."""
+        """Run `method(*args, **kwargs)` on the child (awaited if it is a coroutine). A child open
+        in another process of a cluster runs it there (`think.runtime.remote`): arguments and
+        result then travel as JSON; `chat` streams its callbacks back."""
         if method.startswith("_"):
             raise AttributeError(f"{self.agent_class.__name__}.{method} is private")
-        async with self._runtime.lease(self.agent_class, self.address) as child:
-            target = getattr(child, method, None)
-            if target is None or not callable(target):
-                raise AttributeError(f"{self.agent_class.__name__} has no method {method!r}")
-            result = target(*args, **kwargs)
+        if method == "chat":
+            return await chat_on_child(self._runtime, self.agent_class, self.address, *args, **kwargs)
+
+        async def here(child: Agent) -> Any:
+            result = public_method(child, method)(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
             return result
+
+        return await on_agent(self._runtime, self.agent_class, self.address, "call",
+                              {"method": method, "args": list(args), "kwargs": kwargs}, here)
 
     def __getattr__(self, method: str) -> Callable[..., Awaitable[Any]]:
         if method.startswith("_"):
@@ -136,7 +144,10 @@ class SubAgents:
         self.db.sql("INSERT OR IGNORE INTO think_sub_agents (agent_class, name, class_path, created_at) "
                     "VALUES (?, ?, ?, ?)", child_cls.kebab_name(), name,
                     class_path(child_cls), time.time())
-        await runtime.get(child_cls, address)  # start it now: a child that cannot start fails here
+        try:
+            await runtime.get(child_cls, address)  # start it now: a child that cannot start fails here
+        except AgentElsewhere:
+            pass  # open in another process of the cluster: calls go there
         return SubAgentStub(runtime, child_cls, name, address)
 
     def lookup(self, kebab: str, name: str) -> tuple[bool, type[Agent] | None]:

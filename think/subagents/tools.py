@@ -121,7 +121,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
             return await collected(earlier)
         try:
             with observe.sub_agent(agent_type, run_id) as traced:  # the child's turn joins this trace
-                result = await _run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
+                result = await run_child(lambda stop: child.chat(text, ChatCallback(on_event=on_event), signal=stop),
                                           signal)
                 traced.finished(result.status, result.error)
         except anyio.get_cancelled_exc_class():
@@ -152,7 +152,7 @@ async def run_agent_tool(parent: Think, cls: type[Agent], *, input: Any, run_id:
     return AgentToolResult(run_id=run_id, agent_type=agent_type, status="completed", output=answer, summary=summary)
 
 
-async def _run_child(start: Callable[[anyio.Event], Any], signal: Signal | None) -> TurnResult:
+async def run_child(start: Callable[[anyio.Event], Any], signal: Signal | None) -> TurnResult:
     """Run the child's turn so that cancelling the caller cancels it *through the child* (which then
     persists its partial reply) instead of cutting it off mid-write."""
     stop = anyio.Event()
