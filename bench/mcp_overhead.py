@@ -11,7 +11,8 @@ Prints:
   medians of `--calls` calls, and the difference to the direct call with the stream open;
 * an agent's start plus its first turn (a scripted model, no tool call) with no MCP servers and
   with 20 stored servers (reconnecting in the background to the same live server), medians of
-  `--runs` fresh runtimes, and the difference.
+  `--runs` fresh runtimes, and the difference; and when all 20 were ready (they connect
+  `mcp_restore_delay` after the start, so that the first turn runs first).
 
 Figures, not assertions: the machines are shared and noisy.
 """
@@ -85,19 +86,44 @@ async def call_overhead(calls: int, url: str) -> None:
               f"through think {through * 1e3:7.3f} ms   added {(through - direct) * 1e3:+.3f} ms per call")
 
 
-async def start_and_first_turn(data: Path, name: str) -> float:
+async def start_and_first_turn(data: Path, name: str) -> tuple[float, float, float]:
+    """Seconds from the start to the end of the first turn (wall clock, and this process's CPU
+    time: the disk's fsyncs on a shared machine make the first noisy), and to every stored
+    server ready."""
     runtime = EmbeddedRuntime(data)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with runtime.lease(Bench, name) as agent:
         result = await agent.chat("hello")
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         assert result.status == "completed"
+        await _all_ready(agent)  # as they come up by themselves (not asking for them)
+        ready = time.perf_counter() - started
     await runtime.close()
-    return elapsed
+    return elapsed, cpu, ready
+
+
+async def _all_ready(agent: Think) -> None:
+    changed = anyio.Event()
+
+    def poke() -> None:
+        changed.set()
+
+    unsubscribe = agent.mcp.subscribe(poke)
+    try:
+        with anyio.fail_after(120):
+            while any(c.state != "ready" for c in agent.mcp.connections.values()):
+                await changed.wait()
+                changed = anyio.Event()
+    finally:
+        unsubscribe()
 
 
 async def twenty_servers(runs: int, url: str) -> None:
-    plain, loaded = [], []
+    plain: list[float] = []
+    loaded: list[float] = []
+    ready: list[float] = []
+    plain_cpu: list[float] = []
+    loaded_cpu: list[float] = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp)
@@ -109,22 +135,36 @@ async def twenty_servers(runs: int, url: str) -> None:
                         for i in range(20):
                             await agent.add_mcp_server(f"s{i}", url, timeout=0)
             await setup.close()
-            plain.append(await start_and_first_turn(data, "plain"))
-            loaded.append(await start_and_first_turn(data, "loaded"))
+            for name in ("plain", "loaded") if len(plain) % 2 else ("loaded", "plain"):  # alternating order
+                turn, cpu, all_ready = await start_and_first_turn(data, name)
+                (loaded if name == "loaded" else plain).append(turn)
+                (loaded_cpu if name == "loaded" else plain_cpu).append(cpu)
+                if name == "loaded":
+                    ready.append(all_ready)
     p, loaded_median = statistics.median(plain), statistics.median(loaded)
+    pc, lc = statistics.median(plain_cpu), statistics.median(loaded_cpu)
     print(f"start + first turn: no MCP servers {p * 1e3:.2f} ms   20 stored servers {loaded_median * 1e3:.2f} ms   "
-          f"delay {(loaded_median - p) * 1e3:+.2f} ms (median of {runs})")
+          f"delay {(loaded_median - p) * 1e3:+.2f} ms; CPU {pc * 1e3:.2f} ms vs {lc * 1e3:.2f} ms, "
+          f"{(lc - pc) * 1e3:+.2f} ms (medians of {runs}); all 20 ready "
+          f"{statistics.median(ready) * 1e3:.0f} ms after the start")
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--only", choices=["calls", "start"], default=None)
+    parser.add_argument("--restore-delay", type=float, default=None,
+                        help="the agent's mcp_restore_delay (0: servers connect at the start, as before 0.5 s)")
     args = parser.parse_args()
+    if args.restore_delay is not None:
+        Bench.mcp_restore_delay = args.restore_delay
     server = start_demo_server()
     try:
-        await call_overhead(args.calls, server.url)
-        await twenty_servers(args.runs, server.url)
+        if args.only != "start":
+            await call_overhead(args.calls, server.url)
+        if args.only != "calls":
+            await twenty_servers(args.runs, server.url)
     finally:
         server.kill()
 

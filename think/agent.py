@@ -349,7 +349,7 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         self.sessions.configure(self.session)
         await self._start_extensions()  # static ones in order, then the stored ones
         if not self._blank:  # a blank database (just made from the schema image) has nothing of these
-            self.mcp.restore()  # stored MCP servers connect in the background (recovery knows their tools)
+            self.mcp.restore(self.mcp_restore_delay)  # stored MCP servers connect in the background, turns first
             await recover_interrupted_streams(self)  # a turn the last process did not finish
             await self.recovery.start()  # …is retried or continued, within its budget
             self._resume_paused_work()  # an approved action or execution the last process was running

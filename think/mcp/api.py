@@ -39,6 +39,10 @@ class MCPAPI:
     on every connection (allowlist, no private or internal addresses unless it permits them).
     None (the default): any http(s) URL the agent's owner adds."""
 
+    mcp_restore_delay: ClassVar[float] = 0.5
+    """Seconds after the agent starts before its stored servers connect, so that the turn that
+    woke it runs first (connecting costs this event loop ~15 ms a server). A turn that waits for
+    them (`wait_for_mcp_connections`) or a direct call starts them at once; 0: at the start."""
     mcp_auth_timeout: ClassVar[float] = 600.0
     """Seconds a user has to finish an MCP server's OAuth sign-in (its `auth_url`); after that
     the flow is given up and a new one (a new `auth_url`) starts with the next reconnect."""

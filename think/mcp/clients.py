@@ -8,6 +8,7 @@ listeners with nothing: they read `state()` (the `cf_agent_mcp_servers` payload)
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import uuid
@@ -58,6 +59,7 @@ class MCPClients:
         self.store = ServerStore(db)
         self.auth_timeout = auth_timeout
         self._oauth: OAuthFlows | None = None
+        self._starter: asyncio.TimerHandle | None = None  # restore()'s deferred start
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.url_policy = url_policy
@@ -87,19 +89,34 @@ class MCPClients:
 
     # ---- servers -----------------------------------------------------------------------------------
 
-    def restore(self) -> None:
-        """Connect every stored server in the background (never waits for one)."""
+    def restore(self, delay: float = 0.0) -> None:
+        """Connect every stored server in the background (never waits for one), `delay` seconds
+        from now: the agent's first turn after a start runs before the connections' work (the
+        SDK spends ~15 ms of this event loop's time per server on a handshake and its lists).
+        Whatever needs them sooner starts them at once: `wait_for_connections`, a direct call."""
         for spec in self.store.all():
             if spec.id not in self.connections:
-                self._open(spec)
+                self._open(spec, start=False)
+        if delay <= 0:
+            self._start_pending()
+        elif self._starter is None and self.connections:
+            self._starter = asyncio.get_running_loop().call_later(delay, self._start_pending)
 
-    def _open(self, spec: ServerSpec) -> MCPConnection:
+    def _start_pending(self) -> None:
+        if self._starter is not None:
+            self._starter.cancel()
+            self._starter = None
+        for connection in self.connections.values():
+            connection.start()  # a started one: nothing
+
+    def _open(self, spec: ServerSpec, *, start: bool = True) -> MCPConnection:
         from think.mcp.connection import MCPConnection
 
         connection = MCPConnection(spec, self._changed, connect_timeout=self.connect_timeout, backoff=self.backoff,
                                    url_policy=self.url_policy, oauth=self.oauth if spec.callback_url else None)
         self.connections[spec.id] = connection
-        connection.start()
+        if start:
+            connection.start()
         return connection
 
     @property
@@ -165,6 +182,9 @@ class MCPClients:
 
     async def stop(self) -> None:
         """End every connection (hibernation, shutdown); the stored list stays."""
+        if self._starter is not None:
+            self._starter.cancel()
+            self._starter = None
         connections, self.connections = list(self.connections.values()), {}
         async with anyio.create_task_group() as tasks:  # each may take a round trip (an HTTP DELETE)
             for connection in connections:
@@ -172,7 +192,9 @@ class MCPClients:
         self._tools = self._offline = None
 
     async def wait_for_connections(self, timeout: float | None) -> None:  # noqa: ASYNC109
-        """Until no server is `connecting` or `discovering` (at most `timeout` seconds)."""
+        """Until no server is `connecting` or `discovering` (at most `timeout` seconds); servers
+        whose restore was deferred start now."""
+        self._start_pending()
         pending = [c for c in self.connections.values() if c.state in ("connecting", "discovering")]
         if not pending:
             return
@@ -262,6 +284,7 @@ class MCPClients:
         connection = self.connections.get(server_id)
         if connection is None:
             raise MCPServerUnavailable(f"no MCP server with id {server_id!r}")
+        connection.start()  # one whose deferred restore has not begun: asked for, so now
         return connection
 
     async def call_tool(self, server_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> Any:

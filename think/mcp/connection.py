@@ -79,6 +79,11 @@ class MCPConnection:
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
+    @property
+    def started(self) -> bool:
+        """Whether the background task runs (a restored server's may not have begun yet)."""
+        return self._task is not None
+
     def start(self) -> None:
         """Start the background task (in a fresh context: never part of the caller's turn)."""
         if self._task is not None:
