@@ -8,7 +8,9 @@ Prints medians (milliseconds / microseconds):
   namespace prelude, the code, one host call (the journal kept in memory);
 * the same through the `execute` runtime: the execution row and its journal written to SQLite;
 * host-call overhead: (a run making `--calls` calls − a run making none) / `--calls`, and the
-  same for a bare Monty session answering a constant (the part that is Monty's IPC round trip).
+  same for a bare Monty session answering a constant (the part that is Monty's IPC round trip);
+* the same through the `execute` runtime (each call journalled in SQLite), for a call a crash
+  must not repeat (marked as running, then its result: two writes) and for a `rerun` one (one).
 
 `--worker-binary` measures another worker (e.g. a hardened wrapper). Figures, not assertions.
 """
@@ -55,13 +57,21 @@ async def main(runs: int, calls: int, binary: str | None) -> None:
         db = Database(Path(scratch) / "bench.db")
         migrate(db, MIGRATIONS)
         runtime = ExecuteRuntime(ExecutionStore(db), host, tools=dict, workspace=None,
-                                 providers=(Provider("bench", {"echo": lambda x: x}),))
+                                 providers=(Provider("bench", {"echo": lambda x: x}),
+                                            Provider("again", {"echo": HostFunction(echo, ("x",), rerun=True)})))
         stored = []
         for _ in range(runs):
             started = time.perf_counter()
             result = await runtime.run("bench.echo(x=1)")
             assert result["ok"], result
             stored.append(time.perf_counter() - started)
+        n = max(50, calls // 10)
+        stored_call: dict[str, list[float]] = {"bench": [], "again": []}
+        for _ in range(max(3, runs // 20)):
+            empty_run = await _timed_run(runtime, f"for i in range({n}):\n    i")
+            for ns in stored_call:
+                stored_call[ns].append((await _timed_run(runtime, f"for i in range({n}):\n    {ns}.echo(x=i)")
+                                        - empty_run) / n)
         db.close()
     raw = []
     for _ in range(max(3, runs // 20)):
@@ -78,8 +88,19 @@ async def main(runs: int, calls: int, binary: str | None) -> None:
           "journal in SQLite)")
     print(f"host-call overhead                  {statistics.median(per_call) * 1e6:8.1f} µs per call  "
           f"({calls} calls)")
+    print(f"host-call overhead, stored          {statistics.median(stored_call['bench']) * 1e6:8.1f} µs per call  "
+          "(the running marker and the result written to SQLite: a call a crash must not repeat)")
+    print(f"  a call that may be made again     {statistics.median(stored_call['again']) * 1e6:8.1f} µs per call  "
+          "(`rerun`: only the result written)")
     print(f"  of which Monty's own round trip   {statistics.median(raw) * 1e6:8.1f} µs per call  "
           "(an external call answered with a constant, no think code)")
+
+
+async def _timed_run(runtime: ExecuteRuntime, code: str) -> float:
+    started = time.perf_counter()
+    result = await runtime.run(code)
+    assert result["ok"], result
+    return time.perf_counter() - started
 
 
 async def raw_monty(calls: int, binary: str | None) -> float:

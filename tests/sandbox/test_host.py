@@ -149,6 +149,22 @@ async def test_a_rerun_answers_journalled_calls_from_the_journal_and_detects_div
     assert "not deterministic" in (diverged.error or "")
 
 
+async def test_only_a_call_a_crash_must_not_repeat_is_marked_as_running_before_it_runs() -> None:
+    CALLS.clear()
+    marked: list[JournalEntry] = []
+    written: list[JournalEntry] = []
+    spaces = {"tools": {"once": HostFunction(record, ("name",)), "again": HostFunction(record, ("name",), rerun=True)}}
+    out = await host().run("tools.once(name='a'); tools.again(name='b'); tools.again(name='c')", spaces,
+                           journal=Journal(on_entry=written.append, on_start=marked.append))
+    assert out.status == "completed" and CALLS == [{"name": "a"}, {"name": "b"}, {"name": "c"}]
+    assert [(e.seq, e.method, e.done) for e in marked] == [(0, "once", False)]  # the rerun calls: no marker write
+    assert [(e.seq, e.method) for e in written] == [(0, "once"), (1, "again"), (2, "again")]
+    # After a crash in the middle of a rerun call (nothing journalled for it), the re-run makes it again.
+    CALLS.clear()
+    again = await host().run("tools.once(name='a'); tools.again(name='b')", spaces, journal=Journal(written[:1]))
+    assert again.status == "completed" and CALLS == [{"name": "b"}] and again.replayed == 1
+
+
 def test_namespace_names_must_be_plain_identifiers() -> None:
     with pytest.raises(ValueError, match="cannot be a sandbox name"):
         prelude({"tools": {"x(): pass\nimport os\ndef y": HostFunction(record)}})

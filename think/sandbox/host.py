@@ -230,8 +230,12 @@ class Dispatcher:
         return _answer(await self.call(pending.namespace, pending.method, function, pending.args))
 
     async def call(self, ns: str, method: str, function: HostFunction, arguments: dict[str, Any]) -> JournalEntry:
-        """Run one host function for real and journal it (marked as running first)."""
-        self.journal.start(ns, method, arguments)
+        """Run one host function for real and journal it. A function a crash must not make again
+        is marked as running first (a re-run finds the marker and answers "interrupted"); one
+        that may be made again (`rerun`) is not: a marker would change nothing on a re-run (the
+        call is made either way), and it costs a database write per call."""
+        if not function.rerun:
+            self.journal.start(ns, method, arguments)
         started = time.perf_counter()
         result: Any = None
         error: str | None = None
@@ -357,9 +361,10 @@ class SandboxHost:
         if isinstance(step, monty.AsyncFunctionSnapshot):
             if step.is_os_function:  # files, sockets, environment, imports outside Monty's stdlib
                 return await step.resume_not_handled()
-            if step.function_name != HOST_FUNCTION or len(step.args) != 4:
-                return await step.resume(_raise("NameError", f"name {step.function_name!r} is not defined"))
-            answer = await dispatcher.dispatch(*step.args)
+            name, args = step.function_name, step.args  # each read converts from Monty's side: once
+            if name != HOST_FUNCTION or len(args) != 4:
+                return await step.resume(_raise("NameError", f"name {name!r} is not defined"))
+            answer = await dispatcher.dispatch(*args)
             if isinstance(answer, _Pause):
                 return _Paused(answer.call, step.dump())
             return await step.resume(answer)
