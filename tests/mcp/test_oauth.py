@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import anyio
 import httpx
@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 
 from tests.mcp.conftest import OAuthServer
+from tests.mcp.helpers import until
 from tests.mcp.test_client_tools import Mcp
 from tests.submissions.server_process import ServerProcess, spawn_think_serve
 from think.net.policy import UrlPolicy
@@ -229,5 +230,35 @@ async def test_the_sign_in_requests_pass_the_same_url_policy(data_dir: Path, oau
             assert added["state"] == "failed" and added["auth_url"] is None, added
             assert "well-known" in added["error"] or "policy" in added["error"], added["error"]
             assert oauth_server.stats()["registrations"] == 0
+    finally:
+        await runtime.close()
+
+
+async def test_a_token_refused_while_connected_asks_for_a_new_sign_in_and_the_call_goes_through(
+        data_dir: Path, oauth_server: OAuthServer) -> None:
+    runtime = EmbeddedRuntime(data_dir)
+    try:
+        async with runtime.lease(Mcp, "revoked") as agent:
+            added = await agent.add_mcp_server("vault", oauth_server.url, transport="streamable-http",
+                                               callback_host="http://127.0.0.1:9")
+            assert added["state"] == "authenticating"
+            callback = await follow_authorize(added["auth_url"])
+            assert (await agent.mcp.finish_auth(dict(parse_qsl(urlsplit(callback).query)))).ok
+            oauth_server.expire_tokens()  # the server stops accepting the token while we are connected
+            async with anyio.create_task_group() as tasks:
+                answers: list[Any] = []
+
+                async def call() -> None:
+                    answers.append(await agent.call_mcp_tool(added["id"], "secret", {"word": "late"}))
+
+                tasks.start_soon(call)
+                await until(agent, lambda: agent.mcp_servers()[0]["state"] == "authenticating",
+                            what="the new sign-in")
+                second = agent.mcp_servers()[0]["auth_url"]
+                assert second and second != added["auth_url"]
+                outcome = await agent.mcp.finish_auth(dict(parse_qsl(urlsplit(await follow_authorize(second)).query)))
+                assert outcome.ok, outcome
+            assert answers[0].content[0].text == "the secret of late is 42"
+            assert agent.mcp_servers()[0]["state"] == "ready"
     finally:
         await runtime.close()

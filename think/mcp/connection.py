@@ -176,8 +176,8 @@ class MCPConnection:
         self.auth_url = None
         if self._watch is not None:
             self._watch.deadline = anyio.current_time() + self._connect_timeout
-        if self.state == "authenticating":
-            self._set("connecting")
+        if self.state == "authenticating":  # a live session whose token was refused stays up meanwhile
+            self._set("ready" if self._client is not None else "connecting")
 
     async def _discover(self, client: Client) -> None:
         caps = client.server_capabilities
