@@ -427,9 +427,11 @@ def create_app(
         async with AsyncExitStack() as outer:
             if database is not None:  # the cluster runtime is this app's own: it ends with it
                 outer.push_async_callback(registry.runtime.close)
-            async with registry.running(), AsyncExitStack() as stack, anyio.create_task_group() as watch:
+            async with registry.running(), AsyncExitStack() as stack:
                 if mcp_running is not None:
                     await stack.enter_async_context(mcp_running)
+                # entered after the MCP manager's task group, so it is exited before it (LIFO scopes)
+                watch = await stack.enter_async_context(anyio.create_task_group())
                 if database is not None:  # a process that lost its session stops (think.cluster.runtime)
                     from think.cluster.runtime import stop_process
 
