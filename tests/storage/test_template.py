@@ -149,3 +149,20 @@ def test_a_log_left_by_a_deleted_database_is_replaced(tmp_path: Path) -> None:
     reference = tmp_path / "reference.db"
     migrated_the_old_way(reference)
     assert schema_of(path)["objects"] == schema_of(reference)["objects"]
+
+
+def test_a_log_cut_short_by_a_kill_leaves_the_image(tmp_path: Path) -> None:
+    migrations = Think.framework_migrations()
+    wal = schema_wal(migrations)
+    reference = tmp_path / "reference.db"
+    migrated_the_old_way(reference)
+    for cut in (0, 20, 32, 100, len(wal) - 1):
+        path = tmp_path / f"cut-{cut}.db"
+        assert create_from_image(path, schema_image(migrations))
+        Path(f"{path}-wal").write_bytes(wal[:cut])  # what a kill mid-write leaves
+        db = Database(path)
+        db.sql("INSERT INTO think_kv (key, value) VALUES ('after', x'01')")  # usable, and writable
+        db.close()
+        cut_schema = schema_of(path)
+        assert cut_schema["objects"] == schema_of(reference)["objects"]
+        assert cut_schema["integrity"] == ("ok",)

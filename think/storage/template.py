@@ -108,14 +108,13 @@ def create_from_image(path: str | Path, image: bytes, wal: bytes = b"") -> bool:
         staging.unlink(missing_ok=True)
     if wal:
         # After the link, so an existing database's log is never touched; it replaces whatever
-        # log a deleted database may have left under this name.
-        log = target.with_name(f"{target.name}-wal")
-        staging = target.with_name(f"{target.name}.{os.getpid()}.wal")
+        # log a deleted database may have left under this name. Written in place: a log cut
+        # short by a kill fails SQLite's frame checksums and is read as empty, and the database
+        # is complete without it.
         try:
-            _write(staging, wal)
-            os.replace(staging, log)
-        except OSError:  # the database is complete without it
-            staging.unlink(missing_ok=True)
+            _write(target.with_name(f"{target.name}-wal"), wal)
+        except OSError:
+            pass
     return True
 
 
