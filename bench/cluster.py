@@ -1,7 +1,7 @@
 """The cluster runtime (`think serve --database`) against the embedded one, on this machine.
 
     python bench/cluster.py [--agents 30] [--per-agent 5] [--turns 100] [--kills 20] [--many 1000]
-    python bench/cluster.py --quick          # throughput 1 vs 2 processes only, 5 interleaved rounds
+    python bench/cluster.py --quick          # throughput 1 vs 2 processes only, 5 interleaved rounds (~4 min)
     python bench/cluster.py --only many --many 10000
 
 `--quick` measures only the throughput of 1 and 2 processes (and embedded), alternating them over
@@ -328,7 +328,7 @@ async def latencies(server: str, scratch: str, args: argparse.Namespace) -> None
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", type=int, default=30)
-    parser.add_argument("--per-agent", type=int, default=5)
+    parser.add_argument("--per-agent", type=int, default=None, help="turns per agent (default 5; 20 with --quick)")
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--many", type=int, default=1000)
@@ -336,4 +336,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="throughput of 1 vs 2 processes only, in --rounds rounds")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated sections: throughput,latency,kills,many")
-    anyio.run(main, parser.parse_args())
+    options = parser.parse_args()
+    if options.per_agent is None:
+        options.per_agent = 20 if options.quick else 5
+    anyio.run(main, options)
