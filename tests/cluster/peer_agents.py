@@ -94,6 +94,15 @@ class Parent(Think):
         await self.sub_agent(Slow, "s")
 
     @callable()
+    async def abort_slow(self) -> int:
+        return await self.abort_sub_agent(Slow, "s")
+
+    @callable()
+    async def delete_slow(self) -> dict[str, Any]:
+        deleted = await self.delete_sub_agent(Slow, "s")
+        return {"deleted": deleted, "children": [list(c) for c in self.sub_agents.list()]}
+
+    @callable()
     async def run_tool(self, text: str) -> str | None:
         """The child `e` as an agent tool (traced: a `sub_agent echo` span holds its turn)."""
         done = await self.run_agent_tool(Echo, input=text, run_id="e")

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import orjson
+import psycopg
 import pytest
 from mcp import Client
 
@@ -69,6 +70,33 @@ async def test_a_call_whose_agent_process_is_killed_fails_and_the_child_is_taken
         gate.unlink()
         # the child's interrupted turn is taken over by the surviving process, unasked
         await eventually(lambda: owner(database, "slow/parent/k/sub/slow/s") == "n0", within=20)
+
+
+async def test_aborting_and_deleting_a_child_open_in_another_process_happen_there(database: str,
+                                                                                 tmp_path: Path) -> None:
+    gate, log = tmp_path / "gate", tmp_path / "log.txt"
+    gate.write_text("held")
+    env = {"THINK_TEST_GATE": str(gate), "THINK_TEST_TOOLS": str(log)}
+    child = "slow/parent/d/sub/slow/s"
+    with cluster(TARGETS, database, env, size=2) as (a, b):
+        async with AgentClient.connect(f"{b.ws}/agents/parent/d", call_timeout=10) as on_b:
+            await on_b.call("open_slow")
+        async with AgentClient.connect(f"{b.ws}/agents/parent/d/sub/slow/s", call_timeout=10):
+            async with AgentClient.connect(f"{b.ws}/agents/parent/d", call_timeout=10) as on_b:
+                await on_b.call("let_go")
+            await eventually(lambda: owner(database, "parent/d") is None)
+            async with AgentClient.connect(f"{a.ws}/agents/parent/d", call_timeout=30) as on_a:
+                asking = await on_a.start_call("ask_slow", "q")
+                await eventually(lambda: log.exists() and "hold" in log.read_text())  # the turn runs on n1
+                assert owner(database, child) == "n1"
+                assert await on_a.call("abort_slow") == 1  # its turn, stopped on n1 (the gate still holds)
+                assert await asking.wait() == "part "  # the partial reply it kept
+        async with AgentClient.connect(f"{a.ws}/agents/parent/d", call_timeout=30) as on_a:
+            assert owner(database, child) == "n1"  # no socket to it any more, but still open on n1
+            assert await on_a.call("delete_slow") == {"deleted": True, "children": []}
+        with psycopg.connect(database, autocommit=True) as conn:  # closed on n1, and gone from the cluster
+            assert conn.execute("SELECT count(*) FROM think_agents WHERE agent_key = %s", (child,)).fetchone() == (0,)
+        gate.unlink()
 
 
 async def test_a_call_in_another_process_joins_the_callers_trace(database: str) -> None:

@@ -123,6 +123,23 @@ class ClusterRuntime(EmbeddedRuntime):
             self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
         return await call_peer(self._http, self.store.secret, url, request, on_event)
 
+    def owner_of(self, cls: type[Agent], name: str) -> str | None:
+        """The URL of the process that has the agent open (None: none has)."""
+        return self.store.owner_url(agent_key(cls, name))
+
+    def remove(self, cls: type[Agent], name: str) -> bool:
+        """Delete a closed agent from the cluster (its image, WAL and alarm); False if a process
+        has it open."""
+        key = agent_key(cls, name)
+        if not self.store.acquire(key):
+            return False
+        try:
+            self.store.forget(key)
+            self.store.set_alarm(cls.kebab_name(), name, None)
+        finally:
+            self.store.release(key)
+        return True
+
     def claim(self) -> None:
         """Also connect to the cluster database (a server does at start-up: a wrong URL fails it)."""
         _ = self.store

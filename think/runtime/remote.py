@@ -11,6 +11,10 @@ the agent; what it emits (`emit(json)`) arrives at `on_event`, its JSON result i
 an exception it raised is raised here as `RemoteCallFailed`. An agent that moved on between the
 lease and the call is looked for again.
 
+`on_open_agent` does the same only where the agent is open already (None when it is open
+nowhere, so nothing is opened for it): what acts on a running agent (aborting a child's turn)
+uses it.
+
 Ops are registered by name with `@peer_op(name)`; `call` (a public method, with JSON arguments)
 is here, sub-agent turns and the MCP chat tool register their own. What crosses the wire is JSON:
 arguments and results that are not JSON fail with a `TypeError` naming them.
@@ -80,6 +84,28 @@ async def on_agent(runtime: AgentRuntime, cls: type[Agent], name: str, op: str, 
                    "payload": payload}
         try:
             return await call_owner(owner.url, request, on_event)
+        except AgentMoved:
+            await anyio.sleep(0.05)
+    raise StorageError(f"{cls.kebab_name()}/{name} kept changing hands; try again")
+
+
+async def on_open_agent(runtime: AgentRuntime, cls: type[Agent], name: str, op: str, payload: dict[str, Any],
+                        here: Callable[[Any], Awaitable[T]]) -> T | Any | None:
+    """`here(agent)` if the agent is open in this process, the peer op `op` in the process that
+    has it open, or None when no process has it open."""
+    for _ in range(MOVES):
+        live = getattr(runtime, "live", None)
+        agent = next((a for a in (live() if live is not None else ()) if type(a) is cls and a.name == name), None)
+        if agent is not None:
+            return await here(agent)
+        owner_of = getattr(runtime, "owner_of", None)
+        url = owner_of(cls, name) if owner_of is not None else None
+        if url is None:
+            return None
+        request = {"op": op, "class": cls.kebab_name(), "class_path": class_path(cls), "name": name,
+                   "payload": payload}
+        try:
+            return await runtime.call_owner(url, request, None)  # type: ignore[attr-defined]
         except AgentMoved:
             await anyio.sleep(0.05)
     raise StorageError(f"{cls.kebab_name()}/{name} kept changing hands; try again")

@@ -23,9 +23,9 @@ from think.runtime.agent import Agent
 from think.runtime.base import AgentElsewhere
 from think.runtime.classes import class_path, load_class
 from think.runtime.naming import check_agent_name
-from think.runtime.remote import on_agent, public_method
+from think.runtime.remote import on_agent, on_open_agent, public_method
 from think.storage import Database, migration
-from think.subagents.remote import chat_on_child
+from think.subagents.remote import abort_here, chat_on_child
 
 if TYPE_CHECKING:
     from think.runtime.base import AgentRuntime
@@ -170,34 +170,40 @@ class SubAgents:
         return None
 
     async def abort(self, cls: type[Agent], name: str, reason: str | None = None) -> int:
-        """Cancel the child's running turns and submissions; how many turns were cancelled."""
+        """Cancel the child's running turns and submissions where it is open (here, or in the
+        process of a cluster that has it open); how many turns were cancelled."""
         cls, address = self.check(cls, name)
-        child = self._live(cls, address)
-        if child is None:
-            return 0
-        cancelled = 0
-        if hasattr(child, "cancel_all_chats"):
-            cancelled = int(child.cancel_all_chats())
-        submissions = getattr(child, "submissions", None)
-        if submissions is not None:
-            for sub in submissions.list(["pending", "running"]):
-                await submissions.cancel(sub.submission_id, reason or "The parent aborted the sub-agent")
+        why = reason or "The parent aborted the sub-agent"
+        cancelled = await on_open_agent(self.runtime(), cls, address, "sub_agent.abort", {"reason": why},
+                                        here=lambda child: abort_here(child, why))
         log.info("aborted sub-agent %s %r of %s (%s)", cls.__name__, name, self.parent.name, reason or "no reason")
-        return cancelled
+        return int(cancelled or 0)
 
     async def delete(self, cls: type[Agent], name: str, *, grace: float = 10.0) -> bool:
-        """Abort the child, then delete it and its database; False if there was no such child."""
+        """Abort the child, close it where it is open, then delete it and its database (and only
+        then the parent's record of it); False if there was no such child."""
         cls, address = self.check(cls, name)
         known = self.db.value("SELECT 1 FROM think_sub_agents WHERE agent_class = ? AND name = ?",
                               cls.kebab_name(), name) is not None
         await self.abort(cls, name, "deleted")
         runtime = self.runtime()
+        owner_of = getattr(runtime, "owner_of", None)
+
+        async def hibernate_here(child: Agent) -> bool:
+            return await runtime.hibernate(cls, address)
+
         with anyio.move_on_after(grace):  # its cancelled turns end within a chunk
-            while self._live(cls, address) is not None and not await runtime.hibernate(cls, address):  # noqa: ASYNC110
+            while True:
+                closed = await on_open_agent(runtime, cls, address, "sub_agent.close", {}, here=hibernate_here)
+                if closed is None and (owner_of is None or owner_of(cls, address) is None):
+                    break
                 await anyio.sleep(0.02)
-        if self._live(cls, address) is not None:
+        if self._live(cls, address) is not None or (owner_of is not None and owner_of(cls, address) is not None):
             raise ConfigurationError(f"sub-agent {cls.__name__} {name!r} is still in use; close its connections "
                                      "and try again")
+        remove = getattr(runtime, "remove", None)
+        if remove is not None and not remove(cls, address):
+            raise ConfigurationError(f"sub-agent {cls.__name__} {name!r} was opened again meanwhile; try again")
         path_for = getattr(runtime, "path_for", None)
         if path_for is not None:
             path = path_for(cls, address)
@@ -208,3 +214,4 @@ class SubAgents:
             set_alarm(cls, address, None)
         self.db.sql("DELETE FROM think_sub_agents WHERE agent_class = ? AND name = ?", cls.kebab_name(), name)
         return known
+

@@ -1,10 +1,15 @@
 """A child's turn (`stub.chat(input, callback, signal=…)`) when the child is open in another
 process of a cluster: the turn runs there (peer op `sub_agent.chat`), its callbacks' calls come
 back as events and are made here, and the `TurnResult` comes back as JSON. Setting `signal` here
-stops the turn there (`sub_agent.stop`), which keeps its partial reply as a local stop would."""
+stops the turn there (`sub_agent.stop`), which keeps its partial reply as a local stop would.
+
+`abort_sub_agent` and `delete_sub_agent` of such a child run there too: `sub_agent.abort`
+cancels its turns and submissions, `sub_agent.close` hibernates it once idle (after the call's
+own lease ends), so the parent deletes it only once no process has it open."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import uuid
 from typing import Any
@@ -22,6 +27,10 @@ from think.usage.meter import TurnUsage
 _STOPS: dict[str, anyio.Event] = {}
 """The stop signals of child turns running here for a parent in another process, by token."""
 _KINDS = ("start", "event", "done", "error")
+_CLOSING: dict[tuple[type[Agent], str], asyncio.Task[None]] = {}
+"""Children being closed here for a parent in another process (one task each)."""
+CLOSE_WITHIN = 10.0
+"""Seconds `sub_agent.close` keeps trying to hibernate a child that is still busy."""
 
 
 def _wire_input(value: Any) -> Any:
@@ -122,3 +131,39 @@ async def _chat_here(agent: Agent, payload: dict[str, Any], emit: Emit) -> Any:
 @peer_op("sub_agent.stop")
 async def _stop_here(agent: Agent, payload: dict[str, Any], emit: Emit) -> bool:
     return await _stop(str(payload["token"]))
+
+
+async def abort_here(child: Agent, reason: str) -> int:
+    """Cancel the turns and submissions of a child open in this process; how many turns."""
+    cancelled = 0
+    if hasattr(child, "cancel_all_chats"):
+        cancelled = int(child.cancel_all_chats())
+    submissions = getattr(child, "submissions", None)
+    if submissions is not None:
+        for sub in submissions.list(["pending", "running"]):
+            await submissions.cancel(sub.submission_id, reason)
+    return cancelled
+
+
+@peer_op("sub_agent.abort")
+async def _abort_here(agent: Agent, payload: dict[str, Any], emit: Emit) -> int:
+    return await abort_here(agent, str(payload.get("reason") or "The parent aborted the sub-agent"))
+
+
+@peer_op("sub_agent.close")
+async def _close_here(agent: Agent, payload: dict[str, Any], emit: Emit) -> bool:
+    """Hibernate the child as soon as it is idle (this call's lease ends first); True once asked."""
+    runtime, key = agent.runtime, (type(agent), agent.name)
+    if runtime is None or key in _CLOSING:
+        return True
+
+    async def close() -> None:
+        try:
+            with anyio.move_on_after(CLOSE_WITHIN):
+                while agent in runtime.live() and not await runtime.hibernate(*key):  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
+        finally:
+            _CLOSING.pop(key, None)
+
+    _CLOSING[key] = asyncio.get_running_loop().create_task(close())
+    return True
