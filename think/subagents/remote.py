@@ -160,7 +160,7 @@ async def _close_here(agent: Agent, payload: dict[str, Any], emit: Emit) -> bool
     async def close() -> None:
         try:
             with anyio.move_on_after(CLOSE_WITHIN):
-                while agent in runtime.live() and not await runtime.hibernate(*key):  # noqa: ASYNC110
+                while agent in getattr(runtime, "live", list)() and not await runtime.hibernate(*key):  # noqa: ASYNC110
                     await anyio.sleep(0.02)
         finally:
             _CLOSING.pop(key, None)
