@@ -23,9 +23,10 @@ Built-in names, imported only when mounted (so an SDK a codec needs loads only t
 | `ag-ui`    | `think.ui_protocols.ag_ui`     | AG-UI `RunAgentInput` → SSE at `…/<name>/ag-ui` | on           |
 | `a2a`      | `think.ui_protocols.a2a`       | A2A JSON-RPC and agent cards                   | on            |
 
-A built-in module exposes `protocol: UIProtocol`. `register_protocol()` adds one of your own
-(or replaces a built-in). `cf_agent` is the app's own routes and is always mounted after the
-others, so a codec's paths (`…/chat`) win over the catch-all `on_request` route.
+A built-in module exposes `protocol: UIProtocol`; its routes build their endpoints on the first
+request (`think.ui_protocols.deferred`), so a protocol's SDK is not imported to start serving.
+`register_protocol()` adds one of your own (or replaces a built-in). `cf_agent` is the app's own
+routes and is always mounted after the others, so a codec's paths (`…/chat`) win over the catch-all `on_request` route.
 """
 
 from __future__ import annotations
