@@ -7,7 +7,10 @@ Prints, as the median of `--runs` fresh interpreters each:
   cumulative figure `python -X importtime` reports for `think`;
 * `from think import Think` the same way (the agent and what a turn needs; `import think` alone
   loads nothing until a name is used);
-* `think serve examples/assistant.py` seconds from spawning the process until `GET /` answers.
+* `think serve examples/assistant.py` seconds from spawning the process until `GET /` answers,
+  the CPU seconds the process had used by then (user + system, from `/proc`: less noisy than wall
+  time on a loaded machine), and how many modules it had imported (one more run under
+  `-X importtime`).
 
 Figures, not assertions (the machines are shared and noisy). The subprocesses inherit this
 environment, so `PYTHONPATH=.` measures the working tree's `think` — except
@@ -28,6 +31,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMED = "import time; t = time.perf_counter(); {}; print(time.perf_counter() - t)"
@@ -57,12 +61,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_ready_seconds(data_dir: Path, deadline: float = 30.0) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux `/proc`; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_ready_seconds(data_dir: Path, deadline: float = 30.0, *, flags: tuple[str, ...] = (),
+                        stderr: int | IO[bytes] = subprocess.DEVNULL) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of `think serve` from spawning it until `GET /` answers."""
     port = free_port()
-    command = [sys.executable, "-c", "from think.cli import main; main()", "serve", "examples/assistant.py",
-               "--port", str(port), "--data-dir", str(data_dir), "--no-ui"]
+    command = [sys.executable, *flags, "-c", "from think.cli import main; main()", "serve",
+               "examples/assistant.py", "--port", str(port), "--data-dir", str(data_dir), "--no-ui"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=ENV)
     try:
         while time.perf_counter() - t0 < deadline:
             if proc.poll() is not None:
@@ -74,7 +89,7 @@ def serve_ready_seconds(data_dir: Path, deadline: float = 30.0) -> float:
             except OSError:
                 time.sleep(0.005)  # polling for the port to open, not waiting out a guess
                 continue
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, cpu_seconds(proc.pid)
         raise RuntimeError("think serve did not answer in time")
     finally:
         proc.terminate()
@@ -94,8 +109,15 @@ def main(runs: int) -> None:
     print(f"  from think import Think       {statistics.median(agent):.3f} s   min {min(agent):.3f} s")
     with tempfile.TemporaryDirectory(prefix="think-startup-") as tmp:
         ready = [serve_ready_seconds(Path(tmp) / f"data-{i}") for i in range(runs)]
-    print(f"  think serve ready             {statistics.median(ready):.3f} s   min {min(ready):.3f} s"
+        with open(Path(tmp) / "importtime.txt", "wb") as log:
+            serve_ready_seconds(Path(tmp) / "counted", flags=("-X", "importtime"), stderr=log)
+        modules = sum(line.startswith("import time:") and "| cumulative |" not in line
+                      for line in (Path(tmp) / "importtime.txt").read_text().splitlines())
+    wall, cpu = [w for w, _ in ready], [c for _, c in ready]
+    print(f"  think serve ready             {statistics.median(wall):.3f} s   min {min(wall):.3f} s"
           "  (target ≤ 1 s)")
+    print(f"  think serve CPU until ready   {statistics.median(cpu):.3f} s   min {min(cpu):.3f} s"
+          f"   {modules} modules imported")
 
 
 if __name__ == "__main__":
