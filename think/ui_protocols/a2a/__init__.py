@@ -20,12 +20,15 @@ and `think.turns.trust` like a WebSocket tab's.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute, Route
 
 from think.ui_protocols import ProtocolContext, UIProtocol
 from think.ui_protocols.deferred import DeferredEndpoints
+
+if TYPE_CHECKING:
+    from think.ui_protocols.a2a.endpoints import A2AEndpoints, instance_of
 
 if importlib.util.find_spec("a2a.server") is None:  # the optional extra: mountable only when installed
     raise ImportError("No module named 'a2a.server' (install think-agents[a2a])")

@@ -17,12 +17,15 @@ agent's one durable turn path (`think.ui_protocols.turn_feed`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute, Route
 
 from think.ui_protocols import ProtocolContext, UIProtocol
 from think.ui_protocols.deferred import DeferredEndpoints
+
+if TYPE_CHECKING:
+    from think.ui_protocols.ag_ui.endpoint import AgUiEndpoint
 
 PATH = "/{agent}/{name}/ag-ui"
 
