@@ -64,3 +64,22 @@ async def test_a_drain_costs_the_same_few_round_trips_for_any_number_of_agents(d
         assert not any(task.id == "think:chat-recovery" for task in again.get_schedules())  # the drain's commit
     finally:
         await b.close()
+
+
+async def test_a_drain_costs_each_agent_only_its_closing_commit(database: str, tmp_path: Any) -> None:
+    """Per agent, a drain runs the few SQLite statements of its closing commit (the keep-alive
+    schedule cancelled) and removes no file one by one (the cache directory goes at the end)."""
+    a = _node(database, "a", tmp_path)
+    agents = [await a.get(Chatty, f"s{k}") for k in range(3)]
+    for agent in agents:
+        assert (await agent.chat("hi")).status == "completed"
+    statements: list[str] = []
+    for agent in agents:
+        agent.db._conn.set_trace_callback(statements.append)
+    a.drain()
+    await a.close()
+    writes = [s for s in statements if s.lstrip().upper().startswith(("DELETE", "INSERT", "UPDATE"))]
+    assert len(writes) == len(agents), writes  # one DELETE of the keep-alive schedule each
+    # per agent: is a fiber left? the DELETE (which tells whether it existed), the next alarm
+    assert len(statements) <= 3 * len(agents), statements
+    assert not (tmp_path / "a").exists()

@@ -133,8 +133,8 @@ class ShippedDatabase(Database):
             log.warning("closing %s: %s (Postgres keeps its last shipped commit)", self._key, exc)
         finally:
             super().close()
-            remove_database(self.path)
-            if not self._store.draining:
+            if not self._store.draining:  # (a drain removes the whole cache directory at the end)
+                remove_database(self.path)
                 self._store.release(self._key)
 
 

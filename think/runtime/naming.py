@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from urllib.parse import quote
@@ -9,6 +10,7 @@ from urllib.parse import quote
 from think.errors import ConfigurationError
 
 
+@functools.lru_cache(maxsize=1024)  # (asked several times per agent open and close)
 def kebab_case(name: str) -> str:
     """`MyAgent` → `my-agent`, `ChatAgentV2` → `chat-agent-v2`, `MY_AGENT` → `my-agent`.
 

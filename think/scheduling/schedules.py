@@ -128,9 +128,7 @@ class Schedules:
         return [_row_to_task(r) for r in self.db.sql("SELECT * FROM think_schedules ORDER BY next_run")]
 
     def cancel(self, task_id: str) -> bool:
-        existed = self.get(task_id) is not None
-        self.db.sql("DELETE FROM think_schedules WHERE id = ?", task_id)
-        return existed
+        return bool(self.db.sql("DELETE FROM think_schedules WHERE id = ? RETURNING id", task_id))
 
     def next_due(self) -> float | None:
         value = self.db.value("SELECT min(next_run) FROM think_schedules")
