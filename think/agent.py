@@ -172,7 +172,7 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         """The root session: the chat transcript clients see."""
         self.session_streams = SessionStreams(self.db)
         """The running turn's chunks of every other session (`HarnessSession.in_flight`)."""
-        self.sessions.on_open = self.session_streams.attach
+        self.session_streams.bind(self.sessions)
         self.skills = SkillLibrary(self.get_skills, self.get_skill_script_runner)
         self.workspace = Workspace(self.db)
         self.media_evictor = MediaEvictor(self.workspace)

@@ -2,6 +2,7 @@
 
     python -m tests.harness.session_process DATA_DIR run      # a turn in session "work"; blocks in its tool
     python -m tests.harness.session_process DATA_DIR inspect  # prints the session's `in_flight()`
+    python -m tests.harness.session_process DATA_DIR delete   # deletes it; prints the stream rows left
 
 The turn says `Working on it.` and calls `long_task`, which logs `tool` to DATA_DIR/calls.txt and
 blocks until the process is killed.
@@ -38,6 +39,12 @@ async def main(mode: str) -> None:
         work = harness.session("work")
         if mode == "run":
             await work.prompt("start the long task")
+        if mode == "delete":
+            harness.agent.sessions.delete("work")
+            db = harness.agent.db
+            print(orjson.dumps({"streams": db.value("SELECT count(*) FROM think_session_streams"),
+                                "chunks": db.value("SELECT count(*) FROM think_session_stream_chunks")}).decode())
+            return
         flight = work.in_flight()
         print(orjson.dumps({"work": asdict(flight) if flight is not None else None,
                             "root": harness.session().in_flight() is not None,

@@ -68,3 +68,8 @@ def test_a_sessions_in_flight_stream_survives_a_kill(tmp_path: Path) -> None:
     assert said == "Working on it."
     assert [c["toolName"] for c in flight["chunks"] if c["type"] == "tool-input-available"] == ["long_task"]
     assert seen["root"] is False and seen["messages"] == ["user: start the long task"]
+    # deleting the session drops what the killed turn left of its stream
+    third = subprocess.run([sys.executable, "-m", "tests.harness.session_process", str(tmp_path), "delete"],
+                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                           timeout=60, check=True)
+    assert orjson.loads(third.stdout.strip().splitlines()[-1]) == {"streams": 0, "chunks": 0}

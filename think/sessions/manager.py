@@ -60,6 +60,8 @@ class Sessions:
         self._live: dict[str, Session] = {ROOT_SESSION: self.root}
         self.on_open: Callable[[Session], None] | None = None
         """Called with each other session when it is opened (the agent buffers its streams)."""
+        self.on_delete: Callable[[str], None] | None = None
+        """Called with a session's id inside the transaction that deletes it (its streams go too)."""
 
     def configure(self, session: Session) -> Session:
         """Apply the agent's `configure_session` to a session (once per session object)."""
@@ -157,6 +159,8 @@ class Sessions:
         session = self.session(session_id)
         with self.db.transaction():
             session.clear()
+            if self.on_delete is not None:
+                self.on_delete(session_id)
             self.db.sql("DELETE FROM think_context_blocks WHERE substr(key, -length(?) - 1) = ?",
                         session_id, f"_{session_id}")
             self.db.sql("DELETE FROM think_sessions WHERE id = ?", session_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -25,6 +26,9 @@ from think.sessions.session import Session
 from think.storage import Database, migration
 from think.stream.fanout import ChunkEvent, TurnEvent, TurnFinished, TurnStarted
 from think.stream.resumable import _FLUSH_NOW, FLUSH_AFTER, ROW_CHUNKS
+
+if TYPE_CHECKING:
+    from think.sessions.manager import Sessions
 
 
 @migration("think.stream.002_session_streams")
@@ -73,6 +77,11 @@ class SessionStreams:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._live: dict[str, _Live] = {}
+
+    def bind(self, sessions: Sessions) -> None:
+        """Buffer every session `sessions` opens, and drop a session's streams when it is deleted."""
+        sessions.on_open = self.attach
+        sessions.on_delete = self.forget
 
     def attach(self, session: Session) -> None:
         """Buffer the turns of `session` (called once, when the agent opens the session)."""
