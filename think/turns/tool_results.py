@@ -27,7 +27,7 @@ import anyio
 from think.hooks import ToolCall
 from think.messages import JSONObject, Message, ToolApproval, ToolPart
 from think.protocol.limits import IN_PART, check_depth
-from think.stream.fanout import MessageChanged, TurnEvent, TurnFinished
+from think.stream.fanout import Fanout, MessageChanged, TurnEvent, TurnFinished
 from think.stream.fold import apply_tool_output, normalize_input
 from think.turns.trust import APPROVAL_STATES, RESULT_STATES, ToolKinds, check_approval, check_result
 
@@ -243,26 +243,18 @@ class ToolUpdates:
             self.agent.continuations.poke()
 
     async def _wait_for_session_turn(self, session_id: str) -> None:
-        """A session other than the root buffers no stream: while a turn of it runs, its calls
-        may be in no stored message yet, so wait (bounded) for that turn to end."""
+        """A session other than the root keeps no index of its running turn's calls: while a turn
+        of it runs, its calls may be in no stored message yet, so wait (bounded) for that turn to end."""
         active = self.agent.active_turn
         if active is None or active.session_id != session_id:
             return
         request_id = active.request_id
-        ended = anyio.Event()
 
-        async def listen(event: TurnEvent) -> None:
-            if isinstance(event, TurnFinished) and event.request_id == request_id:
-                ended.set()
+        def running() -> bool:
+            current = self.agent.active_turn
+            return current is not None and current.request_id == request_id
 
-        unsubscribe = self.agent.sessions.session(session_id).fanout.subscribe(listen)
-        try:
-            with anyio.move_on_after(TURN_END_WAIT):
-                current = self.agent.active_turn
-                if current is not None and current.request_id == request_id:
-                    await ended.wait()
-        finally:
-            unsubscribe()
+        await _wait_for_end(self.agent.sessions.session(session_id).fanout, request_id, running)
 
     async def _wait_for_turn_with(self, tool_call_id: str) -> None:
         """A call of the turn still streaming is in no stored message yet: wait for its reply."""
@@ -270,16 +262,27 @@ class ToolUpdates:
         if live is None or tool_call_id not in live.tool_calls:
             return
         request_id = live.request_id
-        ended = anyio.Event()
 
-        async def listen(event: TurnEvent) -> None:
-            if isinstance(event, TurnFinished) and event.request_id == request_id:
-                ended.set()
+        def running() -> bool:
+            current = self.agent.streams.live
+            return current is not None and current.request_id == request_id
 
-        unsubscribe = self.agent.fanout.subscribe(listen)
-        try:
-            with anyio.move_on_after(TURN_END_WAIT):
-                if self.agent.streams.live is not None and self.agent.streams.live.request_id == request_id:
-                    await ended.wait()
-        finally:
-            unsubscribe()
+        await _wait_for_end(self.agent.fanout, request_id, running)
+
+
+async def _wait_for_end(fanout: Fanout, request_id: str, running: Callable[[], bool]) -> None:
+    """Wait, at most `TURN_END_WAIT` seconds, for the turn `request_id` to finish on `fanout`
+    (subscribed before `running()` is asked, so an end in between is not missed)."""
+    ended = anyio.Event()
+
+    async def listen(event: TurnEvent) -> None:
+        if isinstance(event, TurnFinished) and event.request_id == request_id:
+            ended.set()
+
+    unsubscribe = fanout.subscribe(listen)
+    try:
+        with anyio.move_on_after(TURN_END_WAIT):
+            if running():
+                await ended.wait()
+    finally:
+        unsubscribe()
