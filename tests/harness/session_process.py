@@ -4,8 +4,8 @@
     python -m tests.harness.session_process DATA_DIR inspect  # prints the session's `in_flight()`
     python -m tests.harness.session_process DATA_DIR delete   # deletes it; prints the stream rows left
 
-The turn says `Working on it.` and calls `long_task`, which logs `tool` to DATA_DIR/calls.txt and
-blocks until the process is killed.
+The turn says `Working on it.` and calls `long_task` (the one of `harness_process`), which logs
+`tool` to DATA_DIR/calls.txt and blocks until the process is killed.
 """
 
 from __future__ import annotations
@@ -17,20 +17,11 @@ from pathlib import Path
 import anyio
 import orjson
 
-from think import tool
+from tests.harness.harness_process import long_task
 from think.harness import ThinkHarness
 from think.testing.models import ScriptedModel, call, text
 
 DATA = Path(sys.argv[1])
-
-
-@tool
-async def long_task() -> str:
-    """Work that blocks until the process is killed."""
-    with (DATA / "calls.txt").open("a") as out:
-        out.write("tool\n")
-    await anyio.sleep_forever()
-    return "never"
 
 
 async def main(mode: str) -> None:
