@@ -6,6 +6,8 @@ and a peer call without the cluster's signature is refused."""
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,25 +50,33 @@ async def test_a_parent_calls_its_children_open_in_another_process(database: str
             assert owner(database, "echo/parent/p/sub/echo/e") == "n1"
 
 
+@asynccontextmanager
+async def _slow_child_held_on(node: Any, database: str, parent: str) -> AsyncIterator[None]:
+    """Parent `parent` opens its `slow` child on `node`, whose socket to the child keeps it open
+    there while the parent lets go of `node` (so the parent's next opening is elsewhere)."""
+    async with AgentClient.connect(f"{node.ws}/agents/parent/{parent}", call_timeout=10) as on_node:
+        await on_node.call("open_slow")
+    async with AgentClient.connect(f"{node.ws}/agents/parent/{parent}/sub/slow/s", call_timeout=10):
+        async with AgentClient.connect(f"{node.ws}/agents/parent/{parent}", call_timeout=10) as on_node:
+            await on_node.call("let_go")
+        await eventually(lambda: owner(database, f"parent/{parent}") is None)
+        yield
+
+
 async def test_a_call_whose_agent_process_is_killed_fails_and_the_child_is_taken_over(database: str,
                                                                                       tmp_path: Path) -> None:
     gate, log = tmp_path / "gate", tmp_path / "log.txt"
     gate.write_text("held")
     env = {"THINK_TEST_GATE": str(gate), "THINK_TEST_TOOLS": str(log), "THINK_TEST_WAKE_AFTER": "600"}
     with cluster(TARGETS, database, env, size=2) as (a, b):
-        async with AgentClient.connect(f"{b.ws}/agents/parent/k", call_timeout=10) as on_b:
-            await on_b.call("open_slow")
-        async with AgentClient.connect(f"{b.ws}/agents/parent/k/sub/slow/s", call_timeout=10):
-            async with AgentClient.connect(f"{b.ws}/agents/parent/k", call_timeout=10) as on_b:
-                await on_b.call("let_go")
-            await eventually(lambda: owner(database, "parent/k") is None)
-            async with AgentClient.connect(f"{a.ws}/agents/parent/k", call_timeout=30) as on_a:
-                asking = await on_a.start_call("ask_slow", "q")
-                await eventually(lambda: log.exists() and "hold" in log.read_text())  # the turn runs on n1
-                assert owner(database, "slow/parent/k/sub/slow/s") == "n1"
-                b.kill()  # SIGKILL of the child's process in the middle of the call
-                with pytest.raises(RpcError, match="went away during the call"):
-                    await asking.wait()
+        async with _slow_child_held_on(b, database, "k"), \
+                AgentClient.connect(f"{a.ws}/agents/parent/k", call_timeout=30) as on_a:
+            asking = await on_a.start_call("ask_slow", "q")
+            await eventually(lambda: log.exists() and "hold" in log.read_text())  # the turn runs on n1
+            assert owner(database, "slow/parent/k/sub/slow/s") == "n1"
+            b.kill()  # SIGKILL of the child's process in the middle of the call
+            with pytest.raises(RpcError, match="went away during the call"):
+                await asking.wait()
         gate.unlink()
         # the child's interrupted turn is taken over by the surviving process, unasked
         await eventually(lambda: owner(database, "slow/parent/k/sub/slow/s") == "n0", within=20)
@@ -79,18 +89,13 @@ async def test_aborting_and_deleting_a_child_open_in_another_process_happen_ther
     env = {"THINK_TEST_GATE": str(gate), "THINK_TEST_TOOLS": str(log)}
     child = "slow/parent/d/sub/slow/s"
     with cluster(TARGETS, database, env, size=2) as (a, b):
-        async with AgentClient.connect(f"{b.ws}/agents/parent/d", call_timeout=10) as on_b:
-            await on_b.call("open_slow")
-        async with AgentClient.connect(f"{b.ws}/agents/parent/d/sub/slow/s", call_timeout=10):
-            async with AgentClient.connect(f"{b.ws}/agents/parent/d", call_timeout=10) as on_b:
-                await on_b.call("let_go")
-            await eventually(lambda: owner(database, "parent/d") is None)
-            async with AgentClient.connect(f"{a.ws}/agents/parent/d", call_timeout=30) as on_a:
-                asking = await on_a.start_call("ask_slow", "q")
-                await eventually(lambda: log.exists() and "hold" in log.read_text())  # the turn runs on n1
-                assert owner(database, child) == "n1"
-                assert await on_a.call("abort_slow") == 1  # its turn, stopped on n1 (the gate still holds)
-                assert await asking.wait() == "part "  # the partial reply it kept
+        async with _slow_child_held_on(b, database, "d"), \
+                AgentClient.connect(f"{a.ws}/agents/parent/d", call_timeout=30) as on_a:
+            asking = await on_a.start_call("ask_slow", "q")
+            await eventually(lambda: log.exists() and "hold" in log.read_text())  # the turn runs on n1
+            assert owner(database, child) == "n1"
+            assert await on_a.call("abort_slow") == 1  # its turn, stopped on n1 (the gate still holds)
+            assert await asking.wait() == "part "  # the partial reply it kept
         async with AgentClient.connect(f"{a.ws}/agents/parent/d", call_timeout=30) as on_a:
             assert owner(database, child) == "n1"  # no socket to it any more, but still open on n1
             assert await on_a.call("delete_slow") == {"deleted": True, "children": []}
