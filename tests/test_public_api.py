@@ -36,3 +36,33 @@ def test_the_agent_api_does_not_load_optional_or_heavy_modules() -> None:
     heavy = ("httpx", "uvicorn", "starlette", "pydantic_ai", "llama_cpp", "click", "rich", "jsonschema")
     assert loaded_after(f"from think import {names}", heavy) == []
     assert loaded_after("from think import create_app", ("starlette",)) == ["starlette"]
+
+
+def test_the_agent_class_loads_no_sandbox_and_builds_no_message_model() -> None:
+    """`from think import Think` stays fast: the interpreter host, the bubblewrap recipe and what
+    only skills' XML needs load with their features; the message models build on first use."""
+    heavy = ("think.sandbox.host", "think.sandbox.bash", "think.sandbox.bwrap", "think.tools.execute.runtime",
+             "pydantic_monty", "xml.sax.saxutils", "urllib.request")
+    assert loaded_after("from think import Think", heavy) == []
+    probe = ("import mimetypes\nfrom think import Think\nfrom think.messages import Message, TextPart\n"
+             "print(type(TextPart.__pydantic_validator__).__name__, mimetypes.inited)\n"
+             "print(Message.user('hi', id='m1').dumps().decode())")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    built, first_use = out.strip().splitlines()
+    assert built == "MockValSer False"
+    assert first_use == '{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}'
+
+
+def test_a_started_server_has_built_the_message_models() -> None:
+    probe = ("import tempfile\nfrom starlette.testclient import TestClient\n"
+             "from think import Think, create_app\n"
+             "class Echo(Think):\n    pass\n"
+             "from think.messages import Message, TextPart\n"
+             "from think.runtime.embedded import EmbeddedRuntime\n"
+             "app = create_app([Echo], runtime=EmbeddedRuntime(tempfile.mkdtemp()))\n"
+             "before = type(TextPart.__pydantic_validator__).__name__\n"
+             "with TestClient(app):\n"
+             "    print(before, type(TextPart.__pydantic_validator__).__name__,"
+             " type(Message.__pydantic_serializer__).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["MockValSer", "SchemaValidator", "SchemaSerializer"]

@@ -54,11 +54,14 @@ def new_id(size: int = 16) -> str:
 
 
 class _Wire(BaseModel):
+    # The validators and serializers are built on first use (`prepare_models()` builds them all
+    # at once): building them when the module loads was a third of `from think import Think`.
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         extra="allow",
         serialize_by_alias=True,
+        defer_build=True,
     )
 
     def to_json(self) -> JSONObject:
@@ -254,8 +257,17 @@ class Message(_Wire):
         return self.model_copy(deep=True)
 
 
-MESSAGES = TypeAdapter(list[Message])
+MESSAGES = TypeAdapter(list[Message], config=ConfigDict(defer_build=True))
 """Validates a JSON array of messages from an untrusted source."""
+
+
+def prepare_models() -> None:
+    """Build every message model's validator and serializer now rather than on first use (a server
+    does this as it starts, so its first request does not pay for them)."""
+    for model in (TextPart, ReasoningPart, FilePart, ReasoningFilePart, CustomPart, SourceUrlPart,
+                  SourceDocumentPart, StepStartPart, DataPart, ToolApproval, ToolPart, Message):
+        model.model_rebuild(force=True)
+    MESSAGES.rebuild(force=True)
 
 
 def messages_to_json(messages: list[Message]) -> list[JSONObject]:

@@ -35,6 +35,7 @@ from think._version import __version__
 from think.agent import Think
 from think.errors import ConfigurationError
 from think.mcp.callback import AGENT_URL, CALLBACK_PATH, agent_url, handle_callback
+from think.messages import prepare_models
 from think.models.of_agent import model_of, public_label
 from think.protocol.codec import encode_message_list
 from think.protocol.frames import ProtocolErrorFrame
@@ -424,6 +425,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        prepare_models()
         async with AsyncExitStack() as outer:
             if database is not None:  # the cluster runtime is this app's own: it ends with it
                 outer.push_async_callback(registry.runtime.close)

@@ -14,7 +14,6 @@ import base64
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-from xml.sax.saxutils import escape, quoteattr
 
 from think.context.blocks import ContextBlock, render_block
 from think.context.tokens import estimate_tokens
@@ -135,6 +134,8 @@ class SkillLibrary:
         skill = self._skill(arguments.get("name"))
         if skill is None:
             return f"Skill not found: {arguments.get('name')}"
+        from xml.sax.saxutils import escape, quoteattr  # (it imports urllib.request: not at start-up)
+
         version = f" version={quoteattr(skill.version)}" if skill.version else ""
         files = skill.files()
         lines = [f"<skill_content name={quoteattr(skill.name)}{version}>", skill.instructions]
@@ -171,6 +172,8 @@ class SkillLibrary:
         text = data.decode() if file.encoding == "utf8" else base64.b64encode(data).decode()
         if len(text) > MAX_RESOURCE_CHARS:
             text = text[:MAX_RESOURCE_CHARS] + f"\n[truncated: {len(text) - MAX_RESOURCE_CHARS} more characters]"
+        from xml.sax.saxutils import quoteattr
+
         return (f"<skill_resource name={quoteattr(skill.name)} path={quoteattr(file.path)} kind={quoteattr(file.kind)} "
                 f"encoding={quoteattr(file.encoding)} mimeType={quoteattr(file.mime_type)}>{text}</skill_resource>")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 
 GENERIC = frozenset({"application/octet-stream", "binary/octet-stream"})
@@ -11,14 +12,21 @@ _TEXT_APPLICATION = frozenset({
     "application/toml", "application/yaml", "application/x-yaml", "application/x-httpd-php",
 })
 _SNIFF_BYTES = 4096
-# Built-in types only: the system's /etc/mime.types differs between machines (and calls .ts
-# "text/vnd.trolltech.linguist"), and stored media types should not.
-_TYPES = mimetypes.MimeTypes()
-for _ext, _type in {".md": "text/markdown", ".markdown": "text/markdown", ".yaml": "application/yaml",
-                    ".yml": "application/yaml", ".toml": "application/toml", ".ts": "application/typescript",
-                    ".tsx": "application/typescript", ".mts": "application/typescript", ".jsx": "text/jsx",
-                    ".webp": "image/webp"}.items():
-    _TYPES.add_type(_type, _ext)
+_OURS = {".md": "text/markdown", ".markdown": "text/markdown", ".yaml": "application/yaml",
+         ".yml": "application/yaml", ".toml": "application/toml", ".ts": "application/typescript",
+         ".tsx": "application/typescript", ".mts": "application/typescript", ".jsx": "text/jsx",
+         ".webp": "image/webp"}
+
+
+@functools.cache
+def _types() -> mimetypes.MimeTypes:
+    """Built-in types only: the system's /etc/mime.types differs between machines (and calls .ts
+    "text/vnd.trolltech.linguist"), and stored media types should not. Made on first use: the
+    constructor reads the system's tables (for the module's global ones)."""
+    types = mimetypes.MimeTypes()
+    for ext, media_type in _OURS.items():
+        types.add_type(media_type, ext)
+    return types
 
 
 def format_size(size: int | float) -> str:
@@ -75,7 +83,7 @@ def looks_like_text(data: bytes) -> bool:
 
 
 def guess_from_name(name: str) -> str | None:
-    guessed, _ = _TYPES.guess_type(name, strict=False)
+    guessed, _ = _types().guess_type(name, strict=False)
     return normalize_media_type(guessed)
 
 

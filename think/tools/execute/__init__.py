@@ -16,21 +16,34 @@ limit is a result the model reads, never a failed turn.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from think.errors import ToolFailed
 from think.messages import JSONObject
-from think.sandbox.host import HostLimits, SandboxHost
-from think.tools.execute.namespaces import EXECUTE_TOOL, Provider, signature_lines
-from think.tools.execute.runtime import DEFAULT_PAUSED_TTL, ExecuteRuntime
-from think.tools.execute.state import SIGNATURES
-from think.tools.execute.store import MIGRATIONS, ExecutionStore
+from think.tools.execute.store import DEFAULT_PAUSED_TTL, MIGRATIONS, ExecutionStore
 from think.tools.tool import Tool, ToolContext, as_tool_map
 
 if TYPE_CHECKING:
+    from think.sandbox.host import HostLimits
+    from think.tools.execute.namespaces import Provider
+    from think.tools.execute.runtime import ExecuteRuntime
     from think.workspace.workspace import Workspace
+
+# Every agent imports this package for its executions table (`MIGRATIONS`) and callables; the
+# interpreter host and the namespaces load when an `execute` tool is first made.
+_HOMES = {"ExecuteRuntime": "runtime", "Provider": "namespaces"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 RUNTIME_ATTR = "execute_runtime"
 _building: ContextVar[frozenset[int]] = ContextVar("think_execute_building", default=frozenset())
@@ -57,6 +70,10 @@ def create_execute_tool(agent: Any, *, tools: Sequence[Tool] | Mapping[str, Tool
     wall-clock seconds per run, `memory` the guest's heap in bytes. `hardened=True` runs the
     interpreter workers under bubblewrap (`think.sandbox.hardened`); `worker_binary` replaces the
     Monty worker with any other wrapper."""
+    from think.sandbox.host import HostLimits, SandboxHost
+    from think.tools.execute.namespaces import EXECUTE_TOOL
+    from think.tools.execute.runtime import ExecuteRuntime
+
     if id(agent) in _building.get():  # get_tools() is being read for the namespace: not wired yet
         return Tool(name=EXECUTE_TOOL, description="Run Python code.", input_schema=INPUT_SCHEMA)
     token = _building.set(_building.get() | {id(agent)})
@@ -103,6 +120,9 @@ def create_execute_tool(agent: Any, *, tools: Sequence[Tool] | Mapping[str, Tool
 
 
 def _describe(runtime: ExecuteRuntime, limits: HostLimits) -> str:
+    from think.tools.execute.namespaces import signature_lines
+    from think.tools.execute.state import SIGNATURES
+
     spaces, exposed = runtime.namespaces()
     lines = [
         "Run a Python program in a sandbox and get its result. Use it to call several tools or file "

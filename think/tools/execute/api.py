@@ -13,10 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from think.runtime.rpc import callable as rpc_callable
-from think.tools.execute.runtime import DEFAULT_PAUSED_TTL, ExecuteRuntime
+from think.tools.execute.store import DEFAULT_PAUSED_TTL
+
+if TYPE_CHECKING:
+    from think.tools.execute.runtime import ExecuteRuntime
 
 log = logging.getLogger("think.execute")
 _tasks: set[asyncio.Task[None]] = set()

@@ -20,7 +20,7 @@ from think.sandbox.host import HostCallRefused, HostFunction, Namespaces, Pendin
 from think.sandbox.journal import Journal, JournalEntry
 from think.tools.execute.namespaces import Provider, provider_namespace, tool_namespace
 from think.tools.execute.state import state_namespace
-from think.tools.execute.store import ExecutionRecord, ExecutionStore
+from think.tools.execute.store import DEFAULT_PAUSED_TTL, ExecutionRecord, ExecutionStore
 from think.tools.tool import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("think.execute")
 
-DEFAULT_PAUSED_TTL = 24 * 3600.0
-"""Seconds after which `expire_paused()` reclaims a paused execution by default."""
 PENDING_INPUT_CHARS = 2_000
 _FINAL = frozenset({"completed", "error", "rejected", "expired"})
 _RERUN = frozenset({"running", "cancelled"})

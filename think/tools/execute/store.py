@@ -19,6 +19,9 @@ from think.sandbox.journal import JournalEntry
 from think.storage.database import Database
 from think.storage.migrations import migration
 
+DEFAULT_PAUSED_TTL = 24 * 3600.0
+"""Seconds after which `expire_paused()` reclaims a paused execution by default."""
+
 
 @migration("think.execute.001_executions")
 def _m001(conn: sqlite3.Connection) -> None:
