@@ -101,6 +101,18 @@ async def test_a_tool_turn_is_a_turn_span_with_its_model_calls_and_tool_call(tel
         assert not set(CONTENT) & set(span.attributes or {}), span.name
 
 
+async def test_a_chat_span_carries_the_conventions_attributes_and_no_duplicate_model_id(
+        telemetry: Telemetry, data_dir: Path) -> None:
+    """The model id is `gen_ai.provider.name` + `gen_ai.request.model`; no `think.model_id` copy
+    (each attribute costs the SDK a validation per span)."""
+    async with open_agent(Adder, "keys", data_dir=data_dir) as agent:
+        await agent.save_messages(["What is 19 + 23?"])
+    for span in named(telemetry.finished(), "chat gpt-4.1-mini"):
+        assert set(span.attributes or {}) == {
+            "gen_ai.operation.name", "gen_ai.request.model", "gen_ai.provider.name",
+            "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"}
+
+
 async def test_content_is_recorded_only_when_asked(telemetry: Telemetry, data_dir: Path) -> None:
     set_capture_content(True)
     async with open_agent(Adder, "content", data_dir=data_dir) as agent:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 _instruments: tuple[Any, dict[str, Any]] | None = None
 
 
-def _get(name: str) -> Any:
-    """The instrument `name` of the current meter (created once per meter), or None."""
+def _all() -> dict[str, Any] | None:
+    """The instruments of the current meter (created once per meter), or None."""
     global _instruments
     m = meter()
     if m is None:
@@ -44,7 +44,28 @@ def _get(name: str) -> Any:
             "queued": m.create_observable_gauge("think.turns.queued", callbacks=[_queued], unit="{turn}",
                                                 description="Turns waiting for their agent, in this process"),
         })
-    return _instruments[1][name]
+    return _instruments[1]
+
+
+def _get(name: str) -> Any:
+    """The instrument `name` of the current meter, or None."""
+    return None if (instruments := _all()) is None else instruments[name]
+
+
+_ATTRIBUTES: dict[tuple[str, str, str], dict[str, Any]] = {}
+"""Measurement attribute sets by (kind, name, outcome), built once each (the SDK copies what it
+keeps); bounded like the other caches here."""
+
+
+def _attributes(kind: str, name: str, outcome: str) -> dict[str, Any]:
+    key = (kind, name, outcome)
+    known = _ATTRIBUTES.get(key)
+    if known is None:
+        known = ({"gen_ai.agent.name": name, "think.turn.outcome": outcome} if kind == "turn"
+                 else {"gen_ai.tool.name": name, "think.outcome": outcome})
+        if len(_ATTRIBUTES) < 4096:
+            _ATTRIBUTES[key] = known
+    return known
 
 
 def enabled() -> bool:
@@ -85,8 +106,8 @@ def _token_attributes(model_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return known
 
 
-def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int | None) -> None:
-    if (tokens := _get("tokens")) is None:
+def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int | None, tokens: Any = None) -> None:
+    if tokens is None and (tokens := _get("tokens")) is None:
         return
     for_input, for_output = _token_attributes(model_id)
     if input_tokens is not None:
@@ -97,20 +118,24 @@ def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int |
 
 def _tool_calls(tool: str, outcome: str, n: int) -> None:
     if (c := _get("tools")) is not None:
-        c.add(n, {"gen_ai.tool.name": tool, "think.outcome": outcome})
+        c.add(n, _attributes("tool", tool, outcome))
 
 
 def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | None = None) -> None:
     if tally is not None:
         tally.closed = True
-    if (h := _get("turn")) is None:
+    if (instruments := _all()) is None:
         return
-    h.record(seconds, {"gen_ai.agent.name": agent_type, "think.turn.outcome": outcome})
+    instruments["turn"].record(seconds, _attributes("turn", agent_type, outcome))
     if tally is not None:
-        for model_id, (input_tokens, output_tokens) in tally.tokens.items():
-            _record_tokens(model_id, input_tokens, output_tokens)
-        for (tool, tool_outcome), n in tally.tools.items():
-            _tool_calls(tool, tool_outcome, n)
+        if tally.tokens:
+            tokens = instruments["tokens"]
+            for model_id, (input_tokens, output_tokens) in tally.tokens.items():
+                _record_tokens(model_id, input_tokens, output_tokens, tokens)
+        if tally.tools:
+            tools = instruments["tools"]
+            for (tool, tool_outcome), n in tally.tools.items():
+                tools.add(n, _attributes("tool", tool, tool_outcome))
 
 
 def model_call_finished(model_id: str, finish: Finish | None) -> None:

@@ -17,9 +17,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from opentelemetry.context import attach, detach
+from opentelemetry.trace import set_span_in_context
 
 from think.observe import metrics
-from think.observe.otel import capture_content, context_api, trace_api, tracer
+from think.observe.otel import capture_content, trace_api, tracer
 from think.observe.propagation import without_current_span
 
 if TYPE_CHECKING:
@@ -54,12 +56,13 @@ class _Span:
     """A span started on enter (and made current), ended on exit; a raised exception is
     recorded on it. Subclasses add `finished(...)`."""
 
-    __slots__ = ("_attributes", "_name", "_token", "_tracer", "parent", "span")
+    __slots__ = ("_attributes", "_live", "_name", "_token", "_tracer", "parent", "span")
 
     def __init__(self, tracer: Any, name: str, attributes: dict[str, Any]) -> None:
         self._tracer = tracer
         self._name = name
         self._attributes = attributes
+        self._live = False
         self.span: Any = None
         self.parent: Any = None
         """A context captured elsewhere (another process's, via `think.observe.propagation`):
@@ -67,23 +70,25 @@ class _Span:
 
     def __enter__(self) -> Any:
         parent = self.parent if self.parent is not None and without_current_span() else None
-        self.span = span = self._tracer.start_span(self._name, context=parent, attributes=self._attributes)
-        self._token = context_api().attach(trace_api().set_span_in_context(span))
+        self.span = span = self._tracer.start_span(self._name, parent, attributes=self._attributes)
+        self._live = span.is_recording()  # False for a sampled-out span: it takes no attributes
+        self._token = attach(set_span_in_context(span))
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         span = self.span
         try:
-            if exc is not None and not isinstance(exc, GeneratorExit) and span.is_recording():
+            if exc is not None and self._live and not isinstance(exc, GeneratorExit):
                 span.record_exception(exc)
                 api = trace_api()
                 span.set_status(api.Status(api.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:500]))
         finally:
-            context_api().detach(self._token)
+            self._live = False
+            detach(self._token)
             span.end()
 
     def recording(self) -> bool:
-        return self.span is not None and self.span.is_recording()
+        return self._live
 
     def error(self, message: str, kind: str = "error") -> None:
         if self.recording():
@@ -120,7 +125,7 @@ class Turn(_Span):
 
     def finished(self, status: str, error: str | None, usage: TurnUsage | None) -> None:
         self.outcome = status
-        if not self.recording():
+        if not self._live:
             return
         found: dict[str, Any] = {"think.turn.outcome": status}
         if usage is not None:
@@ -175,7 +180,7 @@ class ModelCall(_Span):
 
     def finished(self, finish: Finish | None, step: Any = None) -> None:
         metrics.model_call_finished(self.model_id, finish)
-        if not self.recording():
+        if not self._live:
             return
         span = self.span
         if finish is None:
@@ -184,12 +189,14 @@ class ModelCall(_Span):
         found: dict[str, Any] = {"gen_ai.response.finish_reasons": (finish.reason,)}
         usage = finish.usage
         if usage is not None:
-            for key, value in (("gen_ai.usage.input_tokens", usage.input_tokens),
-                               ("gen_ai.usage.output_tokens", usage.output_tokens),
-                               ("gen_ai.usage.cache_read.input_tokens", usage.cached_input_tokens),
-                               ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)):
-                if value is not None:
-                    found[key] = value
+            if (value := usage.input_tokens) is not None:
+                found["gen_ai.usage.input_tokens"] = value
+            if (value := usage.output_tokens) is not None:
+                found["gen_ai.usage.output_tokens"] = value
+            if (value := usage.cached_input_tokens) is not None:
+                found["gen_ai.usage.cache_read.input_tokens"] = value
+            if (value := usage.reasoning_tokens) is not None:
+                found["gen_ai.usage.reasoning.output_tokens"] = value
         span.set_attributes(found)
         if finish.reason == "error":
             self.error(finish.error or "the model failed", str(finish.status) if finish.status else "model_error")
@@ -228,8 +235,7 @@ def _model_attributes(model_id: str) -> tuple[str, dict[str, Any]]:
         provider, sep, name = model_id.partition(":")
         if not sep:
             name = model_id
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name,
-                                      "think.model_id": model_id}
+        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": name}
         if sep:
             attributes["gen_ai.provider.name"] = provider
         if len(_MODEL_ATTRIBUTES) < 1024:
@@ -280,7 +286,7 @@ class ToolCall(_Span):
         if error is not None:
             self.outcome = "error"
             self.error(error, "tool_error")
-        elif capture_content() and self.recording():
+        elif self._live and capture_content():
             self.span.set_attribute("gen_ai.tool.call.result", _json(output))
 
 
