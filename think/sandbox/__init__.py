@@ -9,8 +9,9 @@ script, write the changes back.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from think._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions, create_bash_tool, run_bash
@@ -18,17 +19,10 @@ if TYPE_CHECKING:
 
 # Imported on first use, so that `think.sandbox.journal` (read by every agent for its executions
 # table) does not load the bubblewrap machinery.
-_HOMES = {"BashOptions": "bash", "create_bash_tool": "bash", "run_bash": "bash",
-          "Limits": "bwrap", "RunResult": "bwrap", "SandboxUnavailable": "bwrap"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+_HOMES = {"BashOptions": "think.sandbox.bash", "create_bash_tool": "think.sandbox.bash",
+          "run_bash": "think.sandbox.bash", "Limits": "think.sandbox.bwrap", "RunResult": "think.sandbox.bwrap",
+          "SandboxUnavailable": "think.sandbox.bwrap"}
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 
 __all__ = ["BashOptions", "Limits", "RunResult", "SandboxUnavailable", "create_bash_tool", "run_bash"]

@@ -8,8 +8,9 @@ use (`import think` loads only the ledger's table definition, `think.usage.schem
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from think._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from think.usage.cost import cost_of
@@ -19,12 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["ModelTotals", "StepUsage", "TurnUsage", "UsageLedger", "UsageMeter", "UsageTotals", "cost_of",
            "describe"]
 
-_HOMES = {"cost_of": "cost", "ModelTotals": "ledger", "UsageLedger": "ledger", "UsageTotals": "ledger",
-          "StepUsage": "meter", "TurnUsage": "meter", "UsageMeter": "meter", "describe": "meter"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'think.usage' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"think.usage.{home}"), name)
+_HOMES = {"cost_of": "think.usage.cost", "ModelTotals": "think.usage.ledger", "UsageLedger": "think.usage.ledger",
+          "UsageTotals": "think.usage.ledger", "StepUsage": "think.usage.meter", "TurnUsage": "think.usage.meter",
+          "UsageMeter": "think.usage.meter", "describe": "think.usage.meter"}
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

@@ -16,11 +16,11 @@ limit is a result the model reads, never a failed turn.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from think._lazy import lazy_exports
 from think.errors import ToolFailed
 from think.messages import JSONObject
 from think.tools.execute.store import DEFAULT_PAUSED_TTL, MIGRATIONS, ExecutionStore
@@ -34,16 +34,8 @@ if TYPE_CHECKING:
 
 # Every agent imports this package for its executions table (`MIGRATIONS`) and callables; the
 # interpreter host and the namespaces load when an `execute` tool is first made.
-_HOMES = {"ExecuteRuntime": "runtime", "Provider": "namespaces"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+_HOMES = {"ExecuteRuntime": "think.tools.execute.runtime", "Provider": "think.tools.execute.namespaces"}
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 RUNTIME_ATTR = "execute_runtime"
 _building: ContextVar[frozenset[int]] = ContextVar("think_execute_building", default=frozenset())
