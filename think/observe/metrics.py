@@ -116,9 +116,10 @@ def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int |
         tokens.record(output_tokens, for_output)
 
 
-def _tool_calls(tool: str, outcome: str, n: int) -> None:
-    if (c := _get("tools")) is not None:
-        c.add(n, _attributes("tool", tool, outcome))
+def _tool_calls(tool: str, outcome: str, n: int, tools: Any = None) -> None:
+    if tools is None and (tools := _get("tools")) is None:
+        return
+    tools.add(n, _attributes("tool", tool, outcome))
 
 
 def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | None = None) -> None:
@@ -135,7 +136,7 @@ def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | 
         if tally.tools:
             tools = instruments["tools"]
             for (tool, tool_outcome), n in tally.tools.items():
-                tools.add(n, _attributes("tool", tool, tool_outcome))
+                _tool_calls(tool, tool_outcome, n, tools)
 
 
 def model_call_finished(model_id: str, finish: Finish | None) -> None:
