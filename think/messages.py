@@ -263,11 +263,12 @@ MESSAGES = TypeAdapter(list[Message], config=ConfigDict(defer_build=True))
 
 def prepare_models() -> None:
     """Build every message model's validator and serializer now rather than on first use (a server
-    does this as it starts, so its first request does not pay for them)."""
+    does this as it starts, so its first request does not pay for them). Models already built are
+    left as they are, so a second app in the process costs nothing."""
     for model in (TextPart, ReasoningPart, FilePart, ReasoningFilePart, CustomPart, SourceUrlPart,
                   SourceDocumentPart, StepStartPart, DataPart, ToolApproval, ToolPart, Message):
-        model.model_rebuild(force=True)
-    MESSAGES.rebuild(force=True)
+        model.model_rebuild()
+    MESSAGES.rebuild()
 
 
 def messages_to_json(messages: list[Message]) -> list[JSONObject]:
