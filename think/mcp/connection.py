@@ -66,6 +66,7 @@ class MCPConnection:
         self._url_policy = url_policy
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False  # set by `stop()`: `_run` makes no further attempt
         self._settled: anyio.Event | None = None  # set when an attempt ends: ready or failed
         self._ended: anyio.Event | None = None  # set when the current session ends
         self._stale: anyio.Event | None = None  # set when the server says its lists changed
@@ -88,6 +89,7 @@ class MCPConnection:
         """Start the background task (in a fresh context: never part of the caller's turn)."""
         if self._task is not None:
             return
+        self._stopping = False
         self._settled = anyio.Event()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"think-mcp:{self.spec.name}",
                                                             context=contextvars.Context())
@@ -95,6 +97,7 @@ class MCPConnection:
     async def stop(self) -> None:
         """End the connection and its task (removal, hibernation, shutdown)."""
         task, self._task = self._task, None
+        self._stopping = True  # even if the SDK absorbs the cancellation, the task ends after this attempt
         await cancel_and_wait(task)
 
     async def wait_settled(self) -> None:
@@ -112,7 +115,7 @@ class MCPConnection:
 
     async def _run(self) -> None:
         attempt = 0
-        while True:
+        while not self._stopping:
             self._set("connecting")
             self._reached_ready = False
             try:
@@ -120,6 +123,8 @@ class MCPConnection:
                 error = "the connection ended"
             except Exception as exc:
                 error = describe(exc)
+            if self._stopping:
+                return
             log.info("MCP server %s (%s) is unavailable: %s", self.spec.name, _shown(self.spec.server_url), error)
             self.tools, self.prompts, self.resources = [], [], []
             self._set("failed", error)
