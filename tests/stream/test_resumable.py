@@ -58,8 +58,11 @@ async def test_a_fast_stream_costs_a_few_rows_and_the_first_delta_is_written_at_
     last = 4 + ROW_CHUNKS + 5
     assert [seq for seq, _ in streams.chunks("r1")] == list(range(last))
     await streams.on_event(ChunkEvent("r1", last, {"type": "finish", "finishReason": "stop"}))
-    assert rows(streams)[-1] == (4 + ROW_CHUNKS, 6)  # the end of the stream is written at once
-    assert [seq for seq, _ in streams.chunks("r1")] == list(range(last + 1))
+    assert rows(streams)[-1] == (4, ROW_CHUNKS)  # the end waits for the turn's last commit ...
+    assert [seq for seq, _ in streams.chunks("r1")] == list(range(last + 1))  # ... replayable meanwhile
+    await streams.on_event(TurnFinished("r1", "completed"))
+    assert rows(streams)[-1] == (4 + ROW_CHUNKS, 6)
+    assert streams.get("r1") is not None and streams.get("r1").status == "completed"  # type: ignore[union-attr]
 
 
 async def test_tool_outputs_are_written_at_once_and_old_chunks_after_a_while(tmp_path: Path) -> None:
@@ -156,3 +159,26 @@ async def test_clear_forgets_everything(tmp_path: Path) -> None:
     assert streams.live is None and streams.terminal is None and streams.chunks("r1") == []
     await streams.on_event(delta("r1", 1))  # a chunk of the cleared turn is not kept
     assert streams.chunks("r1") == []
+
+
+async def test_a_stream_end_sealed_in_a_rolled_back_transaction_is_still_written_by_finish(tmp_path: Path) -> None:
+    streams = streams_at(tmp_path / "a.db")
+    await streams.on_event(TurnStarted("r1"))
+    await streams.on_event(ChunkEvent("r1", 0, {"type": "start", "messageId": "m1"}))
+    await streams.on_event(ChunkEvent("r1", 1, {"type": "finish", "finishReason": "stop"}))
+    try:
+        with streams.db.transaction():
+            assert streams.sealing("r1", "completed", "m1") is not None
+            raise RuntimeError("the reply's statement failed")
+    except RuntimeError:
+        pass
+    assert rows(streams) == [] and streams.get("r1").status == "streaming"  # type: ignore[union-attr]
+    assert [seq for seq, _ in streams.chunks("r1")] == [0, 1]  # nothing lost from memory either
+    with streams.db.transaction():
+        committed = streams.sealing("r1", "completed", "m1")
+    assert committed is not None
+    committed()
+    assert rows(streams) == [(0, 2)] and streams.get("r1").status == "completed"  # type: ignore[union-attr]
+    assert streams.sealing("other", "completed", None) is None
+    await streams.on_event(TurnFinished("r1", "completed"))
+    assert rows(streams) == [(0, 2)] and streams.live is None  # written once

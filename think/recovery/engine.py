@@ -41,7 +41,7 @@ import inspect
 import logging
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import orjson
@@ -182,19 +182,29 @@ class ChatRecovery:
         """True when the running turn has a fiber (recovery may take it over from `end()`)."""
         return self.policy.enabled and self.store.get(request_id) is not None
 
-    async def end(self, request_id: str, status: str, *, stalled: bool = False, transient: bool = False) -> bool:
+    def settle(self, request_id: str) -> Fiber | None:
+        """Delete the fiber of a turn that ended for good (not stalled, not transient), as one
+        statement of the caller's open transaction (the turn's last commit, with its reply); the
+        fiber goes to `end(..., settled=...)` once that transaction has committed."""
+        return self.store.take(request_id)
+
+    async def end(self, request_id: str, status: str, *, stalled: bool = False, transient: bool = False,
+                  settled: Fiber | Literal[False] | None = False) -> bool:
         """The turn ended: its fiber goes; a stalled turn, or one whose model failed with a
-        transient or rate-limit error (`transient`), goes through recovery instead (True)."""
+        transient or rate-limit error (`transient`), goes through recovery instead (True).
+        `settled`: what `settle()` already deleted with the reply (False: nothing was)."""
         self._active.discard(request_id)
-        fiber = self.store.get(request_id)
-        if fiber is None:
-            return False
-        if stalled or transient:
+        if settled is False and (stalled or transient):
+            kept = self.store.get(request_id)
+            if kept is None:
+                return False
             log.warning("turn %s %s; it is recovered", request_id,
                         "stalled" if stalled else "failed with a transient error")
-            self._spawn(self._recover(fiber, stalled=True, transient=transient))
+            self._spawn(self._recover(kept, stalled=True, transient=transient))
             return True
-        self.store.delete(request_id)
+        fiber = self.store.take(request_id) if settled is False else settled
+        if fiber is None:
+            return False
         if fiber.attempt > 0:
             log.info("recovery of turn %s: attempt %d ended %s", fiber.root_request_id, fiber.attempt, status,
                      extra={"think": {"recovery": "ended", "root_request_id": fiber.root_request_id,

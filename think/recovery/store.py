@@ -99,6 +99,11 @@ class FiberStore:
     def delete(self, request_id: str) -> None:
         self.db.sql("DELETE FROM think_chat_fibers WHERE request_id = ?", request_id)
 
+    def take(self, request_id: str) -> Fiber | None:
+        """Delete a fiber and return it (None: there was none); one statement."""
+        row = self.db.one("DELETE FROM think_chat_fibers WHERE request_id = ? RETURNING *", request_id)
+        return self._fiber(row) if row is not None else None
+
     def clear(self) -> None:
         self.db.sql("DELETE FROM think_chat_fibers")
 

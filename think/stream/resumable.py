@@ -10,8 +10,9 @@ Writes are batched, never a commit per token: chunks wait in memory and go to SQ
 of chunk bodies joined by newlines (a chunk's JSON never contains a raw newline). A row is
 written once its oldest chunk has waited `FLUSH_AFTER` seconds (checked as chunks arrive) or it
 holds `ROW_CHUNKS` chunks, and at once for the chunks a resuming client must not lose: the first
-content delta, tool calls and their outputs, approval requests and the end of the stream. A
-model that streams fast thus costs a few commits a turn, and a crash loses at most the last
+content delta, tool calls and their outputs, and approval requests. The end of the stream (its
+last chunks and its status) goes in the turn's last commit, with the reply (`sealing`). A model
+that streams fast thus costs a few commits a turn, and a crash loses at most the last
 `FLUSH_AFTER` seconds of text. Replays read the rows plus what still waits.
 
 Retention: finished streams are kept `RETAIN_FINISHED` seconds after they end, abandoned ones
@@ -49,7 +50,7 @@ SWEEP_EVERY = 30.0
 RETAIN_FINISHED = 600.0
 RETAIN_ABANDONED = 3600.0
 _FLUSH_NOW = frozenset({"tool-input-available", "tool-output-available", "tool-output-error",
-                        "tool-approval-request", "tool-output-denied", "tool-input-error", "finish"})
+                        "tool-approval-request", "tool-output-denied", "tool-input-error"})
 _CONTENT = frozenset({"text-delta", "reasoning-delta"})
 _dumps = orjson.dumps
 
@@ -124,6 +125,8 @@ class LiveStream:
     """Tool call ids this stream announced (a result may arrive before the turn has ended)."""
     extends: bool = False
     """A recovery continuation streaming into the stored message `message_id`."""
+    sealed: bool = False
+    """Its end is stored already (`ResumableStreams.sealing`): `finish` only lets it go."""
 
 
 class ResumableStreams:
@@ -178,12 +181,13 @@ class ResumableStreams:
         if self.live is not None:
             self._flush(self.live)
         now = self.clock()
-        self.db.sql("DELETE FROM think_stream_chunks WHERE request_id = ?", request_id)
-        self.db.sql("INSERT OR REPLACE INTO think_streams (request_id, status, continuation, message_id, created_at) "
-                    "VALUES (?, 'streaming', ?, ?, ?)", request_id, int(continuation), extends, now)
-        if self.orphan is not None:
-            self._set_status(self.orphan.request_id, "completed", now)
-            self.orphan = None
+        with self.db.transaction():  # one commit
+            self.db.sql("DELETE FROM think_stream_chunks WHERE request_id = ?", request_id)
+            self.db.sql("INSERT OR REPLACE INTO think_streams (request_id, status, continuation, message_id, "
+                        "created_at) VALUES (?, 'streaming', ?, ?, ?)", request_id, int(continuation), extends, now)
+            if self.orphan is not None:
+                self._set_status(self.orphan.request_id, "completed", now)
+        self.orphan = None
         self.clear_terminal()
         self.live = LiveStream(request_id, continuation, message_id=extends, extends=extends is not None,
                                flushed_at=self.monotonic())
@@ -242,15 +246,43 @@ class ResumableStreams:
         if live is not None and live.request_id == request_id:
             self._flush(live)
             self.live = None
-            status: StreamStatus = "error" if outcome == "error" else "aborted" if outcome == "aborted" else "completed"
-            self.db.sql("UPDATE think_streams SET status = ?, completed_at = ?, message_id = coalesce(message_id, ?) "
-                        "WHERE request_id = ?", status, now,
-                        message_id if live.continuation else live.message_id or message_id, request_id)
+            if not live.sealed:
+                self._record_end(live, outcome, message_id, now)
         if outcome == "error":
             self.set_terminal(request_id, error or "The turn failed.")
         elif outcome in ("completed", "aborted"):
             self.clear_terminal()
         self._sweep_now_and_then(now)
+
+    def sealing(self, request_id: str, outcome: str, message_id: str | None) -> Callable[[], None] | None:
+        """The end of the live stream `request_id`, written in the caller's open transaction (a
+        turn's last commit holds its reply, its stream's end and its recovery fiber together, so no
+        crash can leave one without the others). Returns what to call once that transaction has
+        committed (nothing in memory changes before); None: no live stream of that turn here.
+        `finish()` still runs when the turn's `TurnFinished` arrives, without writing the end again."""
+        live = self.live
+        if live is None or live.request_id != request_id:
+            return None
+        now = self.clock()
+        rows = len(live.pending)
+        if rows:
+            self.db.sql("INSERT INTO think_stream_chunks (request_id, first_seq, body, created_at) VALUES (?, ?, ?, ?)",
+                        live.request_id, live.next_seq, "\n".join(live.pending), now)
+        self._record_end(live, outcome, message_id, now)
+
+        def committed() -> None:
+            del live.pending[:rows]
+            live.next_seq += rows
+            live.flushed_at = self.monotonic()
+            live.sealed = True
+
+        return committed
+
+    def _record_end(self, live: LiveStream, outcome: str, message_id: str | None, now: float) -> None:
+        status: StreamStatus = "error" if outcome == "error" else "aborted" if outcome == "aborted" else "completed"
+        self.db.sql("UPDATE think_streams SET status = ?, completed_at = ?, message_id = coalesce(message_id, ?) "
+                    "WHERE request_id = ?", status, now,
+                    message_id if live.continuation else live.message_id or message_id, live.request_id)
 
     # ---- reading ------------------------------------------------------------------------------
 

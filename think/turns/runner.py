@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -43,6 +43,7 @@ from think.workspace.attachments import resolve_for_model, store_attachments
 if TYPE_CHECKING:
     from think.agent import Think
     from think.hooks import LoopHooks
+    from think.recovery.store import Fiber
     from think.sessions.session import Session
 
 log = logging.getLogger("think.turns")
@@ -246,10 +247,12 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
     active = agent.turn_queue.active_turn
     if active is not None and active.message_metadata and reply.parts:  # `Think.message_metadata`
         reply.metadata = {**(reply.metadata if isinstance(reply.metadata, dict) else {}), **active.message_metadata}
-    stored = None if cleared else await _persist_reply(agent, turn, reply, session)
+    stalled = stall.fired and not cleared
+    stored, settled = (None, False) if cleared else await _persist_reply(
+        agent, turn, reply, session, outcome=status, settle=not (stalled or transient))
     output = extras.output.answer(result.steps) if extras.output is not None and result is not None else None
     await fanout.publish(TurnFinished(request_id, status, stored, error, turn.continuation, user_ids))
-    recovering = await agent.recovery.end(request_id, status, stalled=stall.fired and not cleared, transient=transient)
+    recovering = await agent.recovery.end(request_id, status, stalled=stalled, transient=transient, settled=settled)
     forget_turn_grant(agent, request_id)
     finished = TurnResult(request_id=request_id, status=status, error=error, message=stored,
                           continuation=turn.continuation, user_message_ids=user_ids,
@@ -343,20 +346,44 @@ async def _prepare(agent: Think, turn: TurnRequest,
     return model, request, tools, max_steps, send_reasoning, extras
 
 
-async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message, session: Session) -> Message | None:
-    """Save the reply if it has any part; shielded, so a cancelled turn still keeps its partial."""
+async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message, session: Session, *, outcome: str,
+                         settle: bool) -> tuple[Message | None, Fiber | Literal[False] | None]:
+    """Save the reply if it has any part; shielded, so a cancelled turn still keeps its partial.
+
+    The reply, the end of its resumable stream and (`settle`: the turn ended for good) the removal
+    of its recovery fiber are one transaction: a kill leaves all three or none. Returns the stored
+    reply and the fiber removed with it (False: none was removed here; `recovery.end` does it)."""
     if not reply.parts:
-        return None
+        return None, False
     with anyio.move_on_after(PERSIST_TIMEOUT, shield=True):
         try:
-            stored = session.save([reply])[0]
+            stored, settled = _store_turn_end(agent, turn.request_id, reply, session, outcome, settle)
         except Exception:
             log.exception("could not persist the reply of turn %s", turn.request_id)
-            return None
+            return None, False
         await session.fanout.publish(TranscriptChanged(tuple(session.history())))
         await session.announce()
-        return stored
-    return None
+        return stored, settled
+    return None, False
+
+
+def _store_turn_end(agent: Think, request_id: str, reply: Message, session: Session, outcome: str,
+                    settle: bool) -> tuple[Message, Fiber | Literal[False] | None]:
+    if session.db is not agent.db:  # not expected: every session lives in the agent's database
+        return session.save([reply])[0], False
+    try:
+        with agent.db.transaction():
+            sealed = agent.streams.sealing(request_id, outcome, reply.id)
+            settled: Fiber | Literal[False] | None = agent.recovery.settle(request_id) if settle else False
+            stored = session.save([reply])[0]
+    except Exception:  # the reply itself, or the stream's or the fiber's statement, failed: the reply alone
+        stored = session.save([reply])[0]  # raises again if the reply was the trouble
+        log.warning("turn %s: the end of its stream and its recovery fiber were not stored with its reply "
+                    "(they follow on their own)", request_id, exc_info=True)
+        return stored, False
+    if sealed is not None:
+        sealed()
+    return stored, settled
 
 
 async def _error_text(agent: Think, error: str | BaseException, request_id: str, *, stage: ChatErrorStage,

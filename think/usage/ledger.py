@@ -85,12 +85,12 @@ class UsageLedger:
         self.db = db
 
     def record(self, step: StepUsage, *, request_id: str, session_id: str, message_id: str, index: int) -> None:
-        with self.db.transaction():
-            self.db.connection.execute(
-                "INSERT INTO think_usage (at, request_id, session_id, message_id, step, model, input, output, "
-                "reasoning, cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (time.time(), request_id, session_id, message_id, index, step.model, step.input_tokens,
-                 step.output_tokens, step.reasoning_tokens, step.cached_input_tokens))
+        # one statement: its own implicit transaction (or part of the caller's, when one is open)
+        self.db.connection.execute(
+            "INSERT INTO think_usage (at, request_id, session_id, message_id, step, model, input, output, "
+            "reasoning, cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (time.time(), request_id, session_id, message_id, index, step.model, step.input_tokens,
+             step.output_tokens, step.reasoning_tokens, step.cached_input_tokens))
 
     def message_steps(self, message_id: str) -> tuple[StepUsage, ...]:
         """The calls recorded for a message, in order (what a recovered answer already used)."""
