@@ -1,6 +1,6 @@
 """A process whose turn is SIGKILLed right after its reply was stored, before the turn has ended.
 
-    python -m tests.turns.end_kill_agent DATA_DIR
+    python -m tests.turns.end_kill_agent DATA_DIR after-reply|after-question
 
 It answers "Weather in Lisbon?" (a tool call, then text) and kills itself with SIGKILL when the
 transcript first shows the stored answer: after the turn's last commit, before `recovery.end`.
@@ -37,6 +37,7 @@ def _reply(request: Any) -> Any:
 class Weather(Think):
     model = ScriptedModel(_reply)
     kill_after_reply = False
+    kill_after_question = False
 
     def get_model(self) -> ScriptedModel:
         return self.model
@@ -48,16 +49,26 @@ class Weather(Think):
         await super().on_start()
         if self.kill_after_reply:
             self.fanout.subscribe(self._kill_once_answered)
+        if self.kill_after_question:
+            self.fanout.subscribe(self._kill_once_asked)
 
     async def _kill_once_answered(self, event: object) -> None:
         if isinstance(event, TranscriptChanged) and event.messages and event.messages[-1].text == ANSWER:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-async def main(data_dir: str) -> None:
+    async def _kill_once_asked(self, event: object) -> None:
+        if isinstance(event, TranscriptChanged) and event.messages and event.messages[-1].role == "user":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def main(data_dir: str, where: str) -> None:
     from think.runtime.embedded import EmbeddedRuntime
 
-    Weather.kill_after_reply = True
+    if where == "after-reply":
+        Weather.kill_after_reply = True
+    else:
+        Weather.kill_after_question = True
     runtime = EmbeddedRuntime(data_dir)
     async with runtime.lease(Weather, "w") as agent:
         await agent.chat("Weather in Lisbon?")
@@ -65,4 +76,4 @@ async def main(data_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1])
+    anyio.run(main, sys.argv[1], sys.argv[2])

@@ -59,7 +59,8 @@ async def test_a_turns_reply_its_stream_end_and_its_fiber_removal_are_one_commit
 
 async def test_a_kill_right_after_the_reply_is_stored_leaves_a_finished_turn_that_is_not_run_again(
         tmp_path: Path) -> None:
-    process = await anyio.run_process([sys.executable, "-m", "tests.turns.end_kill_agent", str(tmp_path)],
+    process = await anyio.run_process([sys.executable, "-m", "tests.turns.end_kill_agent", str(tmp_path),
+                                       "after-reply"],
                                       cwd=ROOT, check=False)
     assert process.returncode == -9, process.stdout  # SIGKILLed by its own listener, after the reply's commit
     model = Weather.model
@@ -74,5 +75,20 @@ async def test_a_kill_right_after_the_reply_is_stored_leaves_a_finished_turn_tha
             assert model.requests == []  # nothing was recovered: the model was not called again
             (row,) = agent.db.sql("SELECT status FROM think_streams")
             assert row["status"] == "completed"  # a reconnecting client is not offered an orphan
+    finally:
+        await runtime.close()
+
+
+async def test_a_kill_right_after_the_question_is_stored_is_answered_after_the_restart(tmp_path: Path) -> None:
+    process = await anyio.run_process([sys.executable, "-m", "tests.turns.end_kill_agent", str(tmp_path),
+                                       "after-question"], cwd=ROOT, check=False)
+    assert process.returncode == -9, process.stdout
+    runtime = EmbeddedRuntime(tmp_path)
+    try:
+        async with runtime.lease(Weather, "w") as agent:
+            with anyio.fail_after(60):
+                await agent.wait_until_stable()
+            assert [m.role for m in agent.messages] == ["user", "assistant"]
+            assert [m.text for m in agent.messages if m.role == "assistant"] == [ANSWER]
     finally:
         await runtime.close()

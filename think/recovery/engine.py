@@ -146,7 +146,8 @@ class ChatRecovery:
     # ---- the runner's side ------------------------------------------------------------------
 
     def begin(self, turn: TurnRequest, session: Session) -> None:
-        """The turn's messages are saved and the model is about to run: write its fiber."""
+        """The turn's messages are being saved (in the same transaction) and its model is to run:
+        write its fiber."""
         if not self.policy.enabled or self._is_submission(turn.request_id):
             return
         parent = self._lineage.pop(turn.request_id, None)
@@ -172,6 +173,12 @@ class ChatRecovery:
         if t > self._armed_until - self.policy.wake_after / 2:
             self._arm(t)
         _CURRENT.set({**(_CURRENT.get() or {}), id(self.agent): turn.request_id})
+
+    def withdraw(self, request_id: str) -> None:
+        """A turn that `begin` recorded will not run after all (superseded before its model ran):
+        its fiber goes."""
+        self._active.discard(request_id)
+        self.store.delete(request_id)
 
     def watchdog(self, turn: TurnRequest, override: float | None = None) -> Watchdog:
         """The stall watchdog of a turn: `override` seconds (the turn's), else the agent's."""

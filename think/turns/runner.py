@@ -116,7 +116,12 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         if new:  # attached files go to the workspace first; the message points at them there
             new = [await store_attachments(agent.workspace, m, max_bytes=agent.max_attachment_bytes)
                    if m.role == "user" else m for m in new]
-        saved = session.save(new, parent_id=turn.parent_id) if new else []
+        # The question and the turn's recovery fiber are one commit: a kill cannot keep the one
+        # without the other (a question nobody would ever answer). Durable from here: a crash is
+        # recovered at the next start.
+        with agent.db.transaction():
+            saved = session.save(new, parent_id=turn.parent_id) if new else []
+            agent.recovery.begin(turn, session)
     except Exception as exc:
         return await _fail_before_stream(agent, turn, exc, stage="persist", persisted=False, fanout=fanout)
     user_ids = tuple(m.id for m in saved if m.role == "user")
@@ -124,10 +129,10 @@ async def _run_admitted(agent: Think, turn: TurnRequest) -> TurnResult:
         await fanout.publish(TranscriptChanged(tuple(session.history()), exclude=turn.sender))
         await session.announce()
     if turn.admit is not None and not await turn.admit():  # superseded by a newer message
+        agent.recovery.withdraw(request_id)
         return TurnResult(request_id=request_id, status="skipped", continuation=turn.continuation,
                           user_message_ids=user_ids)
 
-    agent.recovery.begin(turn, session)  # durable from here: a crash is recovered at the next start
     try:
         prepared = await _prepare(agent, turn, session)
     except Exception as exc:
