@@ -6,7 +6,7 @@ Prints:
 * CPU milliseconds for the first turn of a brand-new agent (its database file, schema and first
   one-tool turn), median of `--new` agents, and brand-new agents per second on one event loop;
 * CPU and wall milliseconds per one-tool turn (user → tool call → tool → text), median of N turns,
-  and sequential turns per second;
+  sequential turns per second, and the SQL statements and commits one such turn costs;
 * per-turn cost for the first turns of a conversation vs after `--long` messages in it;
 * database bytes per message beyond its content;
 * resident memory per hibernated agent, for `--agents` agents.
@@ -81,6 +81,32 @@ async def timed_turns(agent: Bench, count: int) -> tuple[list[float], list[float
     return cpu, wall
 
 
+async def storage_writes(agent: Bench) -> tuple[int, int]:
+    """(statements, commits) of one one-tool turn on an existing conversation, counted with SQLite's
+    trace callback: a figure that does not depend on how busy the machine is."""
+    seen: list[str] = []
+    agent.db.connection.set_trace_callback(seen.append)
+    try:
+        MODEL.requests.clear()
+        await agent.save_messages(["What is the weather in Lisbon?"])
+    finally:
+        agent.db.connection.set_trace_callback(None)
+    statements = commits = 0
+    explicit = False
+    for sql in seen:
+        word = sql.split(None, 1)[0].upper()
+        if word == "BEGIN":
+            explicit = True
+        elif word == "COMMIT":
+            explicit = False
+            commits += 1
+        else:
+            statements += 1
+            if not explicit and word in ("INSERT", "UPDATE", "DELETE", "REPLACE"):
+                commits += 1  # outside a transaction a write is its own commit
+    return statements, commits
+
+
 async def new_agents(runtime: EmbeddedRuntime, count: int) -> tuple[list[float], float]:
     """CPU ms of each brand-new agent's first turn (get() creates its database), and the wall seconds."""
     cpu: list[float] = []
@@ -116,6 +142,8 @@ async def main(turns: int, new: int, long: int, agents: int) -> None:
     p90 = statistics.quantiles(wall, n=10)[8]
     print(f"  wall           median {statistics.median(wall):.3f} ms   p90 {p90:.3f} ms")
     print(f"  sequential     {1000 / statistics.mean(wall):.0f} turns/s on one event loop")
+    statements, commits = await storage_writes(agent)
+    print(f"  storage        {statements} SQL statements, {commits} commits per turn")
 
     # 1b. The first turn of a brand-new agent: database file + schema + turn.
     if new:
