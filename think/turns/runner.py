@@ -368,8 +368,7 @@ async def _persist_reply(agent: Think, turn: TurnRequest, reply: Message, sessio
             return None, False
         await session.fanout.publish(TranscriptChanged(tuple(session.history())))
         await session.announce()
-        return stored, settled
-    return None, False
+    return stored, settled  # stored even when announcing it outlasted the timeout
 
 
 def _store_turn_end(agent: Think, request_id: str, reply: Message, session: Session, outcome: str,
