@@ -16,6 +16,13 @@ Alternating blocks in one process makes the comparison fair on a shared, noisy m
 the process's (`time.process_time`: the batch processor's thread included). Prints the median
 CPU milliseconds per turn of each mode and its overhead over the same process's `bare` (targets:
 off ≤ 5 %, on ≤ 20 %). Figures, not assertions.
+
+    python bench/tracing.py --instructions [--turns 100]
+
+counts instructions instead (`valgrind --tool=callgrind`, every thread of the process): each mode
+in an interpreter of its own under valgrind, counting only its `--turns` measured turns (and, with
+the SDK, the batch processor exporting their spans). A count does not depend on how busy the
+machine is: the same code gives the same figure run after run.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,7 +86,13 @@ def _install_sdk() -> None:
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 
-def _measure(process: str, turns: int, block: int) -> dict[str, float]:
+def _callgrind(on: bool) -> None:
+    """Switch callgrind's counting on or off for this process (it waits until valgrind has)."""
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], check=True,
+                   capture_output=True)
+
+
+def _measure(process: str, turns: int, block: int, counted: str | None = None) -> dict[str, float]:
     import anyio
 
     import think.observe as observe
@@ -88,6 +103,8 @@ def _measure(process: str, turns: int, block: int) -> dict[str, float]:
     if process == "sdk":
         _install_sdk()
     modes = ("bare", "off") if process == "plain" else ("bare", "on", "on+content")
+    if counted is not None:  # under callgrind: this one mode, its turns counted
+        modes = (counted,)
     real, bare = _helpers()
 
     def use(mode: str) -> None:
@@ -124,6 +141,20 @@ def _measure(process: str, turns: int, block: int) -> dict[str, float]:
                     agent = await runtime.get(Bench, f"warm{i}")
                     await agent.save_messages(["Weather in Lisbon?"])
             n = 0
+            if counted is not None:
+                for i in range(50):  # the conversations exist before counting starts
+                    await (await runtime.get(Bench, f"a{i}")).save_messages(["Weather in Lisbon?"])
+                _callgrind(True)
+                for n in range(turns):
+                    agent = await runtime.get(Bench, f"a{n % 50}")
+                    await agent.save_messages(["Weather in Lisbon?"])
+                if process == "sdk":  # the spans' export is part of the cost
+                    from opentelemetry import trace
+
+                    trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
+                _callgrind(False)
+                await runtime.close()
+                return cpu
             while min(len(v) for v in cpu.values()) < turns:
                 for mode in modes:
                     use(mode)
@@ -140,17 +171,43 @@ def _measure(process: str, turns: int, block: int) -> dict[str, float]:
         return cpu
 
     cpu = anyio.run(run)
+    if counted is not None:
+        return {}
     return {mode: statistics.median(values) * 1000 for mode, values in cpu.items()}
+
+
+def _instructions(turns: int) -> None:
+    """Each mode's instructions per turn, counted by callgrind in a fresh interpreter."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("--instructions needs valgrind (Debian's valgrind package): not found")
+        return
+    print(f"instructions per one-tool turn (valgrind --tool=callgrind, {turns} turns per mode, all threads)")
+    counts: dict[str, float] = {}
+    for process, mode in (("plain", "bare"), ("plain", "off"), ("sdk", "on"), ("sdk", "on+content")):
+        with tempfile.TemporaryDirectory() as scratch:
+            out = Path(scratch) / "callgrind.out"
+            subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                            sys.executable, __file__, "--process", process, "--count", mode, "--turns", str(turns)],
+                           cwd=ROOT, capture_output=True, text=True, check=True)
+            totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
+            counts[mode] = int(totals[0].split()[1]) / turns
+        extra = "" if mode == "bare" else f"  ({(counts[mode] / counts['bare'] - 1) * 100:+.1f} % over bare)"
+        print(f"    {mode:<11} {counts[mode] / 1e6:7.3f} M{extra}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=600, help="turns per mode")
     parser.add_argument("--block", type=int, default=20, help="turns in a row in one mode")
+    parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind instead")
     parser.add_argument("--process", choices=("plain", "sdk"), help=argparse.SUPPRESS)
+    parser.add_argument("--count", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.process:
-        print(json.dumps(_measure(args.process, args.turns, args.block)))
+        print(json.dumps(_measure(args.process, args.turns, args.block, args.count)))
+        return
+    if args.instructions:
+        _instructions(args.turns if args.turns != parser.get_default("turns") else 100)
         return
     print(f"CPU per one-tool turn, median of {args.turns} turns per mode (blocks of {args.block}, alternating)")
     for process, label in (("plain", "no provider"), ("sdk", "SDK, no-op exporter")):
