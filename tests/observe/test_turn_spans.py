@@ -246,3 +246,23 @@ async def test_a_recovery_and_a_submission_hold_the_turns_they_run(telemetry: Te
         [turn] = named(spans, "invoke_agent digger")
         assert turn.parent is not None and turn.parent.span_id == held.context.span_id
         assert (held.attributes or {})["think.submission_id"] == submission.submission_id
+
+
+def test_tool_calls_outside_a_turn_count_and_new_tool_names_stop_at_the_cap(
+        telemetry: Telemetry, monkeypatch: Any) -> None:
+    from think.observe import metrics
+
+    def calls(tool: str, outcome: str) -> int:
+        return sum(p.value for p in telemetry.points("think.tool.calls")  # type: ignore[attr-defined]
+                   if p.attributes["gen_ai.tool.name"] == tool  # type: ignore[attr-defined]
+                   and p.attributes["think.outcome"] == outcome)  # type: ignore[attr-defined]
+
+    before_error, before_other = calls("direct", "error"), calls("other", "ok")
+    metrics.tool_call_finished("direct", "error")  # no turn is running: counted at once
+    metrics.tool_call_finished("direct", "error")
+    assert calls("direct", "error") == before_error + 2
+    monkeypatch.setattr(metrics, "_MAX_TOOLS", len(metrics._TOOL_CALLS))  # full: a new name is not kept
+    metrics.tool_call_finished("a-name-never-seen", "ok")
+    assert calls("a-name-never-seen", "ok") == 0 and calls("other", "ok") == before_other + 1
+    metrics.tool_call_finished("direct", "error")  # a known name still counts under its own
+    assert calls("direct", "error") == before_error + 3

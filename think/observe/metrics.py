@@ -4,14 +4,15 @@
 * `gen_ai.client.token.usage` (tokens, by `gen_ai.token.type` input/output): the tokens of a
   model's calls (model call durations are on the `chat` spans); inside a turn, the turn's calls
   of one model are recorded as one measurement at its end, outside one each call;
-* `think.tool.calls` (counter): server tool calls, by tool and outcome (`ok`/`error`), added at
-  the end of the turn they ran in;
+* `think.tool.calls` (observable counter): server tool calls, by tool and outcome (`ok`/`error`),
+  counted in this process (a turn's at its end) and read by the SDK when it collects, so a call
+  costs a dictionary update, not a measurement;
 * `think.agents.active` (up-down counter): agent instances in memory, by agent type;
 * `think.turns.queued` (gauge, read at each export): turns waiting for their agent's queue.
 
 A turn's measurements are made once, after its span has ended: a turn with two model calls and
-a tool call records four measurements, not seven inside live spans (each one in a span also
-offers the SDK an exemplar).
+a tool call records three measurements (its duration, its input and output tokens), not seven
+inside live spans (each one in a span also offers the SDK an exemplar).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _all() -> dict[str, Any] | None:
             "turn": m.create_histogram("think.turn.duration", unit="s", description="Duration of a chat turn"),
             "tokens": m.create_histogram("gen_ai.client.token.usage", unit="{token}",
                                          description="Tokens used by model calls"),
-            "tools": m.create_counter("think.tool.calls", unit="{call}", description="Server tool calls"),
+            "tools": m.create_observable_counter("think.tool.calls", callbacks=[_tool_totals], unit="{call}",
+                                                 description="Server tool calls"),
             "agents": m.create_up_down_counter("think.agents.active", unit="{agent}",
                                                description="Agent instances in memory"),
             "queued": m.create_observable_gauge("think.turns.queued", callbacks=[_queued], unit="{turn}",
@@ -116,10 +118,24 @@ def _record_tokens(model_id: str, input_tokens: int | None, output_tokens: int |
         tokens.record(output_tokens, for_output)
 
 
-def _tool_calls(tool: str, outcome: str, n: int, tools: Any = None) -> None:
-    if tools is None and (tools := _get("tools")) is None:
-        return
-    tools.add(n, _attributes("tool", tool, outcome))
+_TOOL_CALLS: dict[tuple[str, str], int] = {}
+"""Server tool calls made in this process by (tool, outcome), what `think.tool.calls` reports."""
+_MAX_TOOLS = 4096
+"""Distinct (tool, outcome) pairs counted by name; later new ones count under the tool `other`."""
+
+
+def _tool_calls(tool: str, outcome: str, n: int) -> None:
+    key = (tool, outcome)
+    if key not in _TOOL_CALLS and len(_TOOL_CALLS) >= _MAX_TOOLS:
+        key = ("other", outcome)
+    _TOOL_CALLS[key] = _TOOL_CALLS.get(key, 0) + n
+
+
+def _tool_totals(options: Any) -> Any:
+    from opentelemetry.metrics import Observation
+
+    for (tool, outcome), n in list(_TOOL_CALLS.items()):
+        yield Observation(n, _attributes("tool", tool, outcome))
 
 
 def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | None = None) -> None:
@@ -133,10 +149,8 @@ def turn_finished(agent_type: str, outcome: str, seconds: float, tally: Tally | 
             tokens = instruments["tokens"]
             for model_id, (input_tokens, output_tokens) in tally.tokens.items():
                 _record_tokens(model_id, input_tokens, output_tokens, tokens)
-        if tally.tools:
-            tools = instruments["tools"]
-            for (tool, tool_outcome), n in tally.tools.items():
-                _tool_calls(tool, tool_outcome, n, tools)
+        for (tool, tool_outcome), n in tally.tools.items():
+            _tool_calls(tool, tool_outcome, n)
 
 
 def model_call_finished(model_id: str, finish: Finish | None) -> None:
@@ -159,7 +173,8 @@ def model_call_finished(model_id: str, finish: Finish | None) -> None:
 def tool_call_finished(tool: str, outcome: str) -> None:
     tally = CURRENT.get()
     if tally is None or tally.closed:
-        _tool_calls(tool, outcome, 1)
+        if _all() is not None:
+            _tool_calls(tool, outcome, 1)
         return
     key = (tool, outcome)
     tally.tools[key] = tally.tools.get(key, 0) + 1
