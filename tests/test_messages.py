@@ -53,3 +53,16 @@ def test_invalid_messages_are_rejected_with_a_path(bad: dict[str, object]) -> No
 def test_a_transcript_validates_as_a_list() -> None:
     messages = MESSAGES.validate_python([{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}])
     assert messages[0].text == "hi"
+
+
+def test_new_ids_are_alphanumeric_of_the_asked_size_and_every_letter_is_equally_likely() -> None:
+    from collections import Counter
+
+    from think.messages import new_id
+
+    ids = [new_id() for _ in range(6_200)]
+    assert len(set(ids)) == len(ids) and all(len(i) == 16 and i.isascii() and i.isalnum() for i in ids)
+    assert len(new_id(3)) == 3 and len(new_id(100)) == 100
+    seen = Counter("".join(ids))  # 99,200 letters: 1,600 of each of the 62 expected
+    assert len(seen) == 62
+    assert all(1_350 < n < 1_850 for n in seen.values())  # over six standard deviations (≈ 40) either side

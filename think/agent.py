@@ -98,6 +98,9 @@ if TYPE_CHECKING:
     from think.sandbox.bash import BashOptions
     from think.usage.ledger import UsageLedger, UsageTotals
 
+_MODEL_CLASSES: set[type] = set()
+"""Classes whose instances passed the `Model` protocol check (`Think.resolve_model`)."""
+
 class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI,
             ExtensionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
@@ -304,7 +307,11 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
             from think.models.registry import resolve_model
 
             return resolve_model(model)
+        if model.__class__ in _MODEL_CLASSES:  # checked once per class: a Protocol check is slow
+            return model
         if isinstance(model, Model):
+            if len(_MODEL_CLASSES) < 256:
+                _MODEL_CLASSES.add(model.__class__)
             return model
         raise ConfigurationError(f"get_model() returned {type(model).__name__}; return a Model or a model id string")
 

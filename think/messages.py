@@ -46,11 +46,19 @@ SETTLED_TOOL_STATES: frozenset[str] = frozenset({"output-available", "output-err
 """Tool part states that will never change again."""
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# Random bytes become characters in one C call: byte b < 248 (4 × 62) maps to letter b % 62, so
+# each letter is equally likely; the 8 larger bytes are dropped (3 % of them) and drawn again.
+_KEEP = len(_ALPHABET) * (256 // len(_ALPHABET))
+_LETTERS = bytes(ord(_ALPHABET[b % len(_ALPHABET)]) if b < _KEEP else 0 for b in range(256))
+_DROP = bytes(range(_KEEP, 256))
 
 
 def new_id(size: int = 16) -> str:
     """A random id like the AI SDK's `generateId()` (16 alphanumeric characters)."""
-    return "".join(secrets.choice(_ALPHABET) for _ in range(size))
+    letters = b""
+    while len(letters) < size:
+        letters += secrets.token_bytes(size + 8).translate(_LETTERS, _DROP)
+    return letters[:size].decode()
 
 
 class _Wire(BaseModel):

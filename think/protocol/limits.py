@@ -46,11 +46,17 @@ def json_depth(value: Any, *, stop: int = MAX_DEPTH) -> int:
     Counting stops once it passes `stop` (the result is then `stop + 1`), so an enormous or
     self-containing value costs no more than it takes to find that it is too deep.
     """
-    if not isinstance(value, _CONTAINERS):
+    if value.__class__ is dict:  # flat: most values, and every streamed delta (no list is built for those)
+        for child in value.values():
+            if isinstance(child, _CONTAINERS):
+                break
+        else:
+            return 1
+    elif not isinstance(value, _CONTAINERS):
         return 0
     pending: list[tuple[Any, int]] = [(child, 2) for child in (value.values() if isinstance(value, dict) else value)
                                       if isinstance(child, _CONTAINERS)]
-    if not pending:  # flat: most values, and every streamed delta
+    if not pending:
         return 1
     deepest = 1
     while pending:
