@@ -154,3 +154,18 @@ async def test_a_killed_turn_keeps_the_calls_it_finished(tmp_path: Path) -> None
         assert (stored["inputTokens"], stored["outputTokens"]) == (2500, 32)
         totals = agent.usage()
         assert (totals.calls, totals.input_tokens, totals.output_tokens) == (2, 2500, 32)
+
+
+async def test_a_turns_final_usage_is_computed_once_per_step_and_follows_new_steps() -> None:
+    from think.models.events import Usage
+    from think.usage.meter import UsageMeter
+
+    meter = UsageMeter()
+    meter.add("scripted", Usage(input_tokens=10, output_tokens=2))
+    first = await meter.final()
+    assert first["inputTokens"] == 10 and len(first["steps"]) == 1
+    assert await meter.final() is first  # asked again with no new step: the same value
+    meter.add("scripted", Usage(input_tokens=5, output_tokens=1))
+    second = await meter.final()
+    assert second["inputTokens"] == 15 and len(second["steps"]) == 2
+    assert first["inputTokens"] == 10  # the earlier value is left as it was

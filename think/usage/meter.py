@@ -146,6 +146,7 @@ class UsageMeter:
         self.turn = TurnUsage()
         """This turn's own steps (what `TurnResult.usage` reports)."""
         self.on_step = on_step
+        self._final: tuple[TurnUsage, dict[str, Any]] | None = None  # `final()` of these steps
 
     def add(self, model: str, usage: Usage | None) -> None:
         step = StepUsage.of(model, usage)
@@ -160,11 +161,17 @@ class UsageMeter:
 
     async def final(self) -> dict[str, Any]:
         """The message's usage as its metadata keeps it, with the cost (the price table is loaded
-        in a worker thread the first time, not in the event loop)."""
+        in a worker thread the first time, not in the event loop). Asked again before another
+        step is added, it is the same value (the finish chunk's and the reply's)."""
+        turn = self.turn  # a new value at every step: what `final()` gave for it is still right
+        if self._final is not None and self._final[0] is turn:
+            return self._final[1]
         message = self.message
         if any(priceable(step.model) for step in message.steps):
             await load_prices()
-        return message.to_json(with_cost=True)
+        final = message.to_json(with_cost=True)
+        self._final = (turn, final)
+        return final
 
 
 def format_cost(cost: float) -> str:
