@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from think.tools.tool import Tool
 
@@ -28,22 +29,14 @@ _WORKSPACE_TOOLS = {"read", "write", "edit", "list", "find", "grep", "delete"}
 _CONTEXT_TOOLS = {"set_context", "load_context", "unload_context", "search_context"}
 
 
-_BLOCKS: dict[tuple[str, ...], str] = {}
-"""Capability blocks by tool names, built once each (an agent's turns mostly have the same tools)."""
-
-
 def capability_block(tools: Mapping[str, Tool]) -> str:
     """Bullets that tell the model which kinds of tools this turn really has."""
-    key = tuple(tools)
-    block = _BLOCKS.get(key)
-    if block is None:
-        block = _capability_block(set(key))
-        if len(_BLOCKS) < 256:
-            _BLOCKS[key] = block
-    return block
+    return _capability_block(tuple(tools))
 
 
-def _capability_block(names: set[str]) -> str:
+@lru_cache(maxsize=256)  # built once per set of tool names: an agent's turns mostly have the same tools
+def _capability_block(tool_names: tuple[str, ...]) -> str:
+    names = set(tool_names)
     lines = [CAPABILITY_SENTENCE, "Capabilities available in this turn:"]
     if names & _WORKSPACE_TOOLS:
         lines.append("- A persistent workspace filesystem you can read and change with the file tools.")
