@@ -194,17 +194,19 @@ def _instructions(turns: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=600, help="turns per mode")
+    parser.add_argument("--turns", type=int, help="turns per mode (default 600, 100 with --instructions)")
     parser.add_argument("--block", type=int, default=20, help="turns in a row in one mode")
     parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind instead")
     parser.add_argument("--process", choices=("plain", "sdk"), help=argparse.SUPPRESS)
     parser.add_argument("--count", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.turns is None:
+        args.turns = 100 if args.instructions else 600
     if args.process:
         print(json.dumps(_measure(args.process, args.turns, args.block, args.count)))
         return
     if args.instructions:
-        _instructions(args.turns if args.turns != parser.get_default("turns") else 100)
+        _instructions(args.turns)
         return
     print(f"CPU per one-tool turn, median of {args.turns} turns per mode (blocks of {args.block}, alternating)")
     for process, label in (("plain", "no provider"), ("sdk", "SDK, no-op exporter")):
