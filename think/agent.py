@@ -101,6 +101,7 @@ if TYPE_CHECKING:
 _MODEL_CLASSES: set[type] = set()
 """Classes whose instances passed the `Model` protocol check (`Think.resolve_model`)."""
 
+
 class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI, ActionsAPI, ExecutionAPI,
             ExtensionAPI, Agent):
     """An opinionated chat agent. Subclass it and override `get_model()`."""
