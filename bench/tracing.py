@@ -22,13 +22,18 @@ off ≤ 5 %, on ≤ 20 %). Figures, not assertions.
 counts instructions instead (`valgrind --tool=callgrind`, every thread of the process): each mode
 in an interpreter of its own under valgrind, counting only its `--turns` measured turns (and, with
 the SDK, the batch processor exporting their spans). A count does not depend on how busy the
-machine is (string hashing is fixed with PYTHONHASHSEED=0): the same code gives nearly the same
-figure run after run.
+machine is (string hashing is fixed with PYTHONHASHSEED=0, and what the process holds after its
+warm-up is frozen out of the garbage collector: a rare full collection, whose cost depends on
+everything in the process rather than on the turn, would otherwise land in one mode's count and
+not another's): the same code gives nearly the same figure run after run. A last line, `sdk
+alone`, counts what the SDK itself costs for the same spans and measurements made directly, with
+no turn around them, and so what think's own layer adds.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -43,7 +48,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-MODES = ("bare", "off", "on", "on+content")
+MODES = ("bare", "off", "on", "on+content", "sdk alone")
 
 
 def _null(*args: Any, **kwargs: Any) -> Any:
@@ -86,6 +91,62 @@ def _callgrind(on: bool) -> None:
     """Switch callgrind's counting on or off for this process (it waits until valgrind has)."""
     subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], check=True,
                    capture_output=True)
+
+
+def _sdk_alone(turns: int) -> None:
+    """What a traced one-tool turn asks of the SDK, made on it directly, with no turn around it:
+    the same four spans (turn, two model calls, the tool call: names, attributes at start and at
+    end, each made current while it runs) and the same three measurements, `turns` times,
+    counted by callgrind. The part of `on` that no instrumentation of the SDK can avoid."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.context import attach, detach
+    from opentelemetry.trace import set_span_in_context
+
+    _install_sdk()
+    tracer = trace.get_tracer_provider().get_tracer("think")
+    meter = metrics.get_meter_provider().get_meter("think")
+    durations = meter.create_histogram("think.turn.duration", unit="s")
+    tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}")
+    turn_at_start = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bench", "gen_ai.agent.id": "a1",
+                     "gen_ai.conversation.id": "bench/a1", "think.request_id": "r1", "think.continuation": False}
+    chat_at_start = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted"}
+    tool_at_start = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
+                     "gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "function"}
+    usage = {"gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 9}
+    by_turn = {"gen_ai.agent.name": "bench", "think.turn.outcome": "completed"}
+    by_input = {**chat_at_start, "gen_ai.token.type": "input"}
+    by_output = {**chat_at_start, "gen_ai.token.type": "output"}
+
+    def span(name: str, at_start: dict[str, Any], at_end: dict[str, Any] | None) -> None:
+        made = tracer.start_span(name, None, attributes=at_start)
+        token = attach(set_span_in_context(made))
+        if at_end:
+            made.set_attributes(at_end)
+        detach(token)
+        made.end()
+
+    def turn() -> None:
+        made = tracer.start_span("invoke_agent bench", None, attributes=turn_at_start)
+        token = attach(set_span_in_context(made))
+        span("chat scripted", chat_at_start.copy(), {"gen_ai.response.finish_reasons": ("tool_calls",), **usage})
+        span("execute_tool lookup", tool_at_start, None)
+        span("chat scripted", chat_at_start.copy(), {"gen_ai.response.finish_reasons": ("stop",), **usage})
+        made.set_attributes({"think.turn.outcome": "completed", **usage})
+        detach(token)
+        made.end()
+        durations.record(0.001, by_turn)
+        tokens.record(24, by_input)
+        tokens.record(18, by_output)
+
+    for _ in range(200):  # warm up
+        turn()
+    gc.collect()
+    gc.freeze()
+    _callgrind(True)
+    for _ in range(turns):
+        turn()
+    trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
+    _callgrind(False)
 
 
 def _measure(process: str, turns: int, block: int, counted: str | None = None) -> dict[str, float]:
@@ -140,6 +201,8 @@ def _measure(process: str, turns: int, block: int, counted: str | None = None) -
             if counted is not None:
                 for i in range(50):  # the conversations exist before counting starts
                     await (await runtime.get(Bench, f"a{i}")).save_messages(["Weather in Lisbon?"])
+                gc.collect()
+                gc.freeze()
                 _callgrind(True)
                 for n in range(turns):
                     agent = await runtime.get(Bench, f"a{n % 50}")
@@ -179,7 +242,8 @@ def _instructions(turns: int) -> None:
         return
     print(f"instructions per one-tool turn (valgrind --tool=callgrind, {turns} turns per mode, all threads)")
     counts: dict[str, float] = {}
-    for process, mode in (("plain", "bare"), ("plain", "off"), ("sdk", "on"), ("sdk", "on+content")):
+    for process, mode in (("plain", "bare"), ("plain", "off"), ("sdk", "on"), ("sdk", "on+content"),
+                          ("sdk", "sdk alone")):
         with tempfile.TemporaryDirectory() as scratch:
             out = Path(scratch) / "callgrind.out"
             subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
@@ -188,6 +252,12 @@ def _instructions(turns: int) -> None:
                            env={**os.environ, "PYTHONHASHSEED": "0"})  # str hashes: the same every run
             totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
             counts[mode] = int(totals[0].split()[1]) / turns
+        if mode == "sdk alone":
+            share, layer = counts[mode] / counts["bare"] * 100, counts["on"] - counts["bare"] - counts[mode]
+            print(f"    {mode:<11} {counts[mode] / 1e6:7.3f} M  (= {share:.1f} % of bare: the SDK's own cost of "
+                  "on's spans and measurements)")
+            print(f"    think's own layer in on: {layer / 1e6:.3f} M ({layer / counts['bare'] * 100:+.1f} % of bare)")
+            continue
         extra = "" if mode == "bare" else f"  ({(counts[mode] / counts['bare'] - 1) * 100:+.1f} % over bare)"
         print(f"    {mode:<11} {counts[mode] / 1e6:7.3f} M{extra}")
 
@@ -202,6 +272,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.turns is None:
         args.turns = 100 if args.instructions else 600
+    if args.count == "sdk alone":
+        _sdk_alone(args.turns)
+        return
     if args.process:
         print(json.dumps(_measure(args.process, args.turns, args.block, args.count)))
         return
