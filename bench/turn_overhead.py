@@ -6,7 +6,14 @@ Prints:
 * CPU milliseconds for the first turn of a brand-new agent (its database file, schema and first
   one-tool turn), median of `--new` agents, and brand-new agents per second on one event loop;
 * CPU and wall milliseconds per one-tool turn (user → tool call → tool → text), median of N turns,
-  sequential turns per second, and the SQL statements and commits one such turn costs;
+  sequential turns per second, and the SQL statements, commits and pages written to the
+  write-ahead log one such turn costs;
+* beside both, the same work done by the "floor" (`floor_turn`): a hand-written async loop with
+  no framework, keeping its conversation in memory and appending each turn's four messages to
+  SQLite as one row each, in one transaction. Measured in blocks alternating with think's, it is
+  a yardstick that moves with the machine: think's figure over the floor's compares across
+  machines and afternoons where milliseconds do not (this machine's CPU figures vary by half
+  from one run of the same code to the next);
 * per-turn cost for the first turns of a conversation vs after `--long` messages in it;
 * database bytes per message beyond its content;
 * resident memory per hibernated agent, for `--agents` agents.
@@ -18,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -60,6 +69,46 @@ class Bench(Think):
         return [lookup]
 
 
+async def floor_lookup(city: str) -> dict[str, object]:
+    return {"city": city, "temperature": 21, "sky": "clear"}
+
+
+async def floor_model(messages: list[dict[str, object]]) -> dict[str, object]:
+    if messages[-1]["role"] == "tool":
+        return {"role": "assistant", "content": "It is 21 degrees and clear in Lisbon today."}
+    return {"role": "assistant", "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": {"city": "Lisbon"}}]}
+
+
+FLOOR_SCHEMA = "CREATE TABLE messages (seq INTEGER PRIMARY KEY, role TEXT NOT NULL, body TEXT NOT NULL)"
+
+
+def floor_open(path: Path) -> sqlite3.Connection:
+    """The floor's database: one table, WAL, `synchronous=NORMAL` as think's."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(f"{FLOOR_SCHEMA.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')}")
+    return db
+
+
+async def floor_turn(db: sqlite3.Connection, history: list[dict[str, object]], text: str) -> None:
+    """One one-tool turn with no framework: the model, the tool, the model again, then the turn's
+    messages appended in one transaction."""
+    new: list[dict[str, object]] = [{"role": "user", "content": text}]
+    while True:
+        reply = await floor_model(history + new)
+        new.append(reply)
+        calls = reply.get("tool_calls")
+        if not calls:
+            break
+        for c in calls:  # type: ignore[attr-defined]
+            new.append({"role": "tool", "id": c["id"], "content": await floor_lookup(**c["arguments"])})
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany("INSERT INTO messages (role, body) VALUES (?, ?)", [(m["role"], json.dumps(m)) for m in new])
+    db.execute("COMMIT")
+    history += new
+
+
 def rss_kib() -> int:
     with open("/proc/self/status") as status:
         for line in status:
@@ -81,16 +130,24 @@ async def timed_turns(agent: Bench, count: int) -> tuple[list[float], list[float
     return cpu, wall
 
 
-async def storage_writes(agent: Bench) -> tuple[int, int]:
-    """(statements, commits) of one one-tool turn on an existing conversation, counted with SQLite's
-    trace callback: a figure that does not depend on how busy the machine is."""
+async def storage_writes(agent: Bench) -> tuple[int, int, int]:
+    """(statements, commits, pages written to the write-ahead log) of one one-tool turn on an
+    existing conversation, counted with SQLite's trace callback and the log's growth: figures
+    that do not depend on how busy the machine is."""
     seen: list[str] = []
-    agent.db.connection.set_trace_callback(seen.append)
+    db = agent.db
+    db.sql("PRAGMA wal_autocheckpoint = 0")  # the log only grows during the count
+    db.sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    wal = Path(f"{db.path}-wal")
+    before = os.path.getsize(wal)  # noqa: ASYNC240 - nothing else runs on the loop meanwhile
+    db.connection.set_trace_callback(seen.append)
     try:
         MODEL.requests.clear()
         await agent.save_messages(["What is the weather in Lisbon?"])
     finally:
-        agent.db.connection.set_trace_callback(None)
+        db.connection.set_trace_callback(None)
+    frames = (os.path.getsize(wal) - max(before, 32)) // (24 + db.value("PRAGMA page_size"))  # noqa: ASYNC240
+    db.sql("PRAGMA wal_autocheckpoint = 1000")
     statements = commits = 0
     explicit = False
     for sql in seen:
@@ -104,21 +161,43 @@ async def storage_writes(agent: Bench) -> tuple[int, int]:
             statements += 1
             if not explicit and word in ("INSERT", "UPDATE", "DELETE", "REPLACE"):
                 commits += 1  # outside a transaction a write is its own commit
-    return statements, commits
+    return statements, commits, frames
 
 
-async def new_agents(runtime: EmbeddedRuntime, count: int) -> tuple[list[float], float]:
-    """CPU ms of each brand-new agent's first turn (get() creates its database), and the wall seconds."""
+async def floor_turns(path: Path, count: int) -> list[float]:
+    """CPU ms of each of the floor's turns in a conversation of its own at `path`."""
+    db = floor_open(path)
+    history: list[dict[str, object]] = []
     cpu: list[float] = []
-    w0 = time.perf_counter()
+    for i in range(count):
+        c0 = time.process_time()
+        await floor_turn(db, history, f"What is the weather in Lisbon? ({i})")
+        cpu.append((time.process_time() - c0) * 1000)
+    db.close()
+    return cpu
+
+
+async def new_agents(runtime: EmbeddedRuntime, count: int, floors: Path) -> tuple[list[float], float, list[float]]:
+    """CPU ms of each brand-new agent's first turn (get() creates its database), the wall seconds
+    of think's, and the CPU ms of the floor's first turn in a new database (its file and table
+    created), one after each of think's."""
+    cpu: list[float] = []
+    floor: list[float] = []
+    wall = 0.0
     for i in range(count):
         MODEL.requests.clear()
-        c0 = time.process_time()
+        c0, w0 = time.process_time(), time.perf_counter()
         agent = await runtime.get(Bench, f"new-{i}")
         result = await agent.save_messages(["What is the weather in Lisbon?"])
         cpu.append((time.process_time() - c0) * 1000)
+        wall += time.perf_counter() - w0
         assert result.status == "completed", result
-    return cpu, time.perf_counter() - w0
+        c0 = time.process_time()
+        db = floor_open(floors / f"new-{i}.db")
+        await floor_turn(db, [], "What is the weather in Lisbon?")
+        floor.append((time.process_time() - c0) * 1000)
+        db.close()
+    return cpu, wall, floor
 
 
 async def main(turns: int, new: int, long: int, agents: int) -> None:
@@ -129,28 +208,39 @@ async def main(turns: int, new: int, long: int, agents: int) -> None:
     # 1. One-tool turns in fresh conversations (warm-up first).
     warm = await runtime.get(Bench, "warmup")
     await timed_turns(warm, 30)
+    floors = root / "floor"
+    floors.mkdir()
+    for i in range(3):  # the floor's warm-up
+        await floor_turns(floors / f"warm-{i}.db", 10)
     cpu: list[float] = []
     wall: list[float] = []
+    floor: list[float] = []
     for n in range(turns // 10):
         agent = await runtime.get(Bench, f"fresh-{n}")
         c, w = await timed_turns(agent, 10)
         cpu += c
         wall += w
+        floor += await floor_turns(floors / f"fresh-{n}.db", 10)
     print(f"\none-tool turn, {len(cpu)} turns (10 per conversation):")
     p90 = statistics.quantiles(cpu, n=10)[8]
     print(f"  framework CPU  median {statistics.median(cpu):.3f} ms   p90 {p90:.3f} ms")
+    print(f"  floor CPU      median {statistics.median(floor):.3f} ms  (in alternating blocks) → think is "
+          f"{statistics.median(cpu) / statistics.median(floor):.1f}x the floor")
     p90 = statistics.quantiles(wall, n=10)[8]
     print(f"  wall           median {statistics.median(wall):.3f} ms   p90 {p90:.3f} ms")
     print(f"  sequential     {1000 / statistics.mean(wall):.0f} turns/s on one event loop")
-    statements, commits = await storage_writes(agent)
-    print(f"  storage        {statements} SQL statements, {commits} commits per turn")
+    statements, commits, frames = await storage_writes(agent)
+    print(f"  storage        {statements} SQL statements, {commits} commits, {frames} pages written to the log "
+          "per turn")
 
     # 1b. The first turn of a brand-new agent: database file + schema + turn.
     if new:
-        cpu, seconds = await new_agents(runtime, new)
+        cpu, seconds, floor = await new_agents(runtime, new, floors)
         p90 = statistics.quantiles(cpu, n=10)[8]
         print(f"\nbrand-new agent, first turn, {new} agents (file + schema + one-tool turn):")
         print(f"  CPU            median {statistics.median(cpu):.3f} ms   p90 {p90:.3f} ms  (target ≤ 3 ms)")
+        print(f"  floor CPU      median {statistics.median(floor):.3f} ms  (its file, table and first turn, one "
+              f"after each of think's) → think is {statistics.median(cpu) / statistics.median(floor):.1f}x the floor")
         print(f"  sequential     {new / seconds:.0f} new agents/s on one event loop (target 1,000/s)")
 
     # 2. Cost growth: the first turns of a conversation vs after `long` messages.
