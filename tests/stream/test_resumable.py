@@ -39,7 +39,7 @@ def delta(request_id: str, seq: int, text: str = "x ") -> ChunkEvent:
 def rows(streams: ResumableStreams) -> list[tuple[int, int]]:
     """(first seq, chunks) of each stored row."""
     return [(r["first_seq"], r["body"].count("\n") + 1)
-            for r in streams.db.sql("SELECT first_seq, body FROM think_stream_chunks ORDER BY id")]
+            for r in streams.db.sql("SELECT first_seq, body FROM think_stream_chunks ORDER BY first_seq")]
 
 
 async def test_a_fast_stream_costs_a_few_rows_and_the_first_delta_is_written_at_once(tmp_path: Path) -> None:
