@@ -88,12 +88,12 @@ def _m001(conn: sqlite3.Connection) -> None:
         )""")
 
 
-@migration("think.stream.003_keyed_chunks")
+@migration("think.stream.003_keyed_streams")
 def _m003(conn: sqlite3.Connection) -> None:
-    # Both tables keyed by what they are looked up by, WITHOUT ROWID: a chunk row or a stream row
-    # is one b-tree entry instead of a row plus an index entry, so each of a turn's flushes and
-    # its stream's start and end change one page instead of two (a turn wrote 33 pages to the
-    # log, 8 of them for these two tables' second b-trees).
+    # Streams keyed by request id WITHOUT ROWID: a stream row is one b-tree entry instead of a
+    # row plus an index entry, so a stream's start and end change one page each, not two. (The
+    # chunk rows stay in a rowid table: a row of many chunks is often over the ~1 KB an entry of a
+    # WITHOUT ROWID b-tree keeps in its page, and the overflow pages cost more than the index.)
     conn.execute("""
         CREATE TABLE think_streams_v3 (
             request_id   TEXT PRIMARY KEY,
@@ -105,22 +105,8 @@ def _m003(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID""")
     conn.execute("INSERT INTO think_streams_v3 SELECT request_id, status, continuation, message_id, created_at, "
                  "completed_at FROM think_streams")
-    conn.execute("""
-        CREATE TABLE think_stream_chunks_v3 (
-            request_id TEXT NOT NULL,
-            first_seq  INTEGER NOT NULL,           -- seq of the first chunk in body
-            body       TEXT NOT NULL,              -- chunk JSON texts joined by "\\n"
-            created_at REAL NOT NULL,
-            PRIMARY KEY (request_id, first_seq)
-        ) WITHOUT ROWID""")
-    # A row per (stream, first chunk) is what the buffer writes; were there ever two, the later
-    # one is kept, as a replay (which orders by first_seq) would have ended on it.
-    conn.execute("INSERT OR REPLACE INTO think_stream_chunks_v3 SELECT request_id, first_seq, body, created_at "
-                 "FROM think_stream_chunks ORDER BY id")
-    conn.execute("DROP TABLE think_stream_chunks")
     conn.execute("DROP TABLE think_streams")
     conn.execute("ALTER TABLE think_streams_v3 RENAME TO think_streams")
-    conn.execute("ALTER TABLE think_stream_chunks_v3 RENAME TO think_stream_chunks")
 
 
 MIGRATIONS = [_m001, _m003]
