@@ -11,13 +11,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
+import sys
 import time
 from pathlib import Path
+
+import anyio
 
 from think import EmbeddedRuntime, Think, tool
 from think.storage import Database, migrate
 from think.testing.models import ScriptedModel, call
 
+ROOT = Path(__file__).resolve().parents[2]
 REBUILDS = ("think.stream.003_keyed_streams", "think.recovery.002_keyed_fibers", "think.usage.002_plain_seq")
 
 
@@ -145,3 +149,23 @@ async def test_an_upgraded_agent_replays_its_old_stream_and_goes_on_with_its_tur
     assert result.status == "completed" and result.message is not None
     assert agent.usage().calls == 4  # the two old rows and the turn's two model calls
     await runtime.close()
+
+
+async def test_a_kill_in_the_middle_of_the_rebuilds_leaves_the_old_tables_and_their_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = Database(path)
+    migrate(db, [m for m in Think.all_migrations() if m.name not in REBUILDS])
+    db.close()
+    _insert_old_rows(path)
+    process = await anyio.run_process([sys.executable, "-m", "tests.storage.rebuild_kill", str(path)], cwd=ROOT,
+                                      check=False)
+    assert process.returncode == -9, process.stderr  # killed after the rebuilds ran, before their commit
+    db = Database(path)
+    assert db.value("SELECT count(*) FROM _think_migrations WHERE name IN (?, ?, ?)", *REBUILDS) == 0
+    assert "WITHOUT ROWID" not in db.value("SELECT sql FROM sqlite_master WHERE name = 'think_chat_fibers'")
+    assert db.value("SELECT count(*) FROM think_chat_fibers") == 1 and db.value("SELECT count(*) FROM think_usage") == 2
+    assert migrate(db, Think.all_migrations()) == list(REBUILDS)  # the next start runs them again, whole
+    assert db.one("SELECT attempt FROM think_chat_fibers WHERE request_id = 'r1'")["attempt"] == 2  # type: ignore[index]
+    assert [r["seq"] for r in db.sql("SELECT seq FROM think_usage ORDER BY seq")] == [1, 2]
+    assert db.value("PRAGMA integrity_check") == "ok"
+    db.close()
