@@ -356,7 +356,9 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         await super()._framework_start()
         self.sessions.configure(self.session)
         await self._start_extensions()  # static ones in order, then the stored ones
-        if not self._blank:  # a blank database (just made from the schema image) has nothing of these
+        if self._blank:  # a blank database (just made from the schema image) has nothing of these
+            self.streams.blank()
+        else:
             self.mcp.restore(self.mcp_restore_delay)  # stored MCP servers connect in the background, turns first
             await recover_interrupted_streams(self)  # a turn the last process did not finish
             await self.recovery.start()  # …is retried or continued, within its budget

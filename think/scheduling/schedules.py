@@ -112,13 +112,12 @@ class Schedules:
             raise ConfigurationError(f"schedule(when=...) cannot use a {type(when).__name__}")
         data = orjson.dumps(payload) if payload is not None else None
         task_id = id or str(uuid.uuid4())
-        self.db.sql("INSERT OR REPLACE INTO think_schedules (id, method, payload, kind, spec, timezone, next_run, "
-                    "backfill, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    task_id, method, data, "recurring" if schedule else "once", spec, timezone, next_run,
-                    int(backfill), now)
-        task = self.get(task_id)
-        assert task is not None
-        return task
+        row = self.db.one("INSERT OR REPLACE INTO think_schedules (id, method, payload, kind, spec, timezone, "
+                          "next_run, backfill, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+                          task_id, method, data, "recurring" if schedule else "once", spec, timezone, next_run,
+                          int(backfill), now)
+        assert row is not None
+        return _row_to_task(row)
 
     def get(self, task_id: str) -> ScheduledTask | None:
         row = self.db.one("SELECT * FROM think_schedules WHERE id = ?", task_id)

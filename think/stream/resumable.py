@@ -386,6 +386,13 @@ class ResumableStreams:
         self.db.sql("DELETE FROM think_stream_terminal")
         self._terminal = None
 
+    def blank(self) -> None:
+        """The database was made from the schema image for this start: it holds no terminal
+        record and no stream, so the first turn neither clears the one nor sweeps the others
+        (the next sweep is due `SWEEP_EVERY` seconds on)."""
+        self._terminal = None
+        self._swept = self.monotonic()
+
     # ---- retention ----------------------------------------------------------------------------
 
     @staticmethod
