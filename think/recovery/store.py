@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from think.messages import JSONObject
-from think.storage import Database, migration
+from think.storage import Database, migration, rebuild_table
 
 
 @migration("think.recovery.001_fibers")
@@ -48,29 +48,7 @@ def _m001(conn: sqlite3.Connection) -> None:
 def _m002(conn: sqlite3.Connection) -> None:
     # WITHOUT ROWID: a fiber is one b-tree entry keyed by its request id, not a row plus an index
     # entry, so the commits that store and remove it (two a turn) change one page, not two.
-    conn.execute("""
-        CREATE TABLE think_chat_fibers_v2 (
-            request_id      TEXT PRIMARY KEY,
-            root_request_id TEXT NOT NULL,          -- the turn the incident started with
-            session_id      TEXT NOT NULL,
-            continuation    INTEGER NOT NULL,
-            attempt         INTEGER NOT NULL,       -- 0 for the original turn, n for the n-th recovery
-            latest_user_id  TEXT,
-            last_body       TEXT,                   -- JSON
-            client_tools    TEXT,                   -- JSON [{name, description, parameters}]
-            stash           TEXT,                   -- JSON, Think.stash()
-            incident_at     REAL NOT NULL,          -- when the root turn started
-            progress_at     REAL NOT NULL,          -- last forward progress of the incident
-            work            INTEGER NOT NULL,       -- content/tool units streamed by earlier attempts
-            counted         INTEGER NOT NULL DEFAULT 0, -- this row's own stream is already in `work`
-            created_at      REAL NOT NULL
-        ) WITHOUT ROWID""")
-    conn.execute("""
-        INSERT INTO think_chat_fibers_v2 SELECT request_id, root_request_id, session_id, continuation, attempt,
-            latest_user_id, last_body, client_tools, stash, incident_at, progress_at, work, counted, created_at
-        FROM think_chat_fibers""")
-    conn.execute("DROP TABLE think_chat_fibers")
-    conn.execute("ALTER TABLE think_chat_fibers_v2 RENAME TO think_chat_fibers")
+    rebuild_table(conn, "think_chat_fibers", lambda sql: f"{sql} WITHOUT ROWID")
 
 
 MIGRATIONS = [_m001, _m002]

@@ -7,6 +7,7 @@ transaction. Agents add their own with the `migrations` class attribute.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -56,3 +57,32 @@ def migrate(db: Database, migrations: Sequence[Migration]) -> list[str]:
             conn.execute("INSERT INTO _think_migrations (name, applied_at) VALUES (?, ?)", (m.name, time.time()))
             applied.append(m.name)
     return applied
+
+
+def rebuild_table(conn: sqlite3.Connection, table: str, change: Callable[[str], str]) -> None:
+    """Rebuild `table` with the definition `change` makes of its stored `CREATE TABLE` text,
+    keeping its rows and indexes (SQLite cannot alter a table's key or its rowid in place).
+
+    Derived from the stored text, the columns are written in one place (the migration that made
+    the table, plus any columns added since). For use inside a migration: `migrate` runs it in
+    its transaction, so a failure or a kill leaves the old table as it was.
+    """
+    created = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+    if created is None:
+        raise StorageError(f"no table {table!r} to rebuild")
+    definition = change(created[0])
+    if definition == created[0]:
+        raise StorageError(f"rebuilding {table!r} would not change it")
+    staged = f"{table}_rebuilt"
+    head = re.compile(rf"^CREATE TABLE\s+(\"?){re.escape(table)}\1", re.IGNORECASE)
+    if not head.match(definition):
+        raise StorageError(f"the new definition of {table!r} must start with CREATE TABLE {table}")
+    indexes = [row[0] for row in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
+    conn.execute(head.sub(f"CREATE TABLE {staged}", definition, count=1))
+    columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA table_info({staged})"))
+    conn.execute(f"INSERT INTO {staged} ({columns}) SELECT {columns} FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {staged} RENAME TO {table}")
+    for index in indexes:
+        conn.execute(index)

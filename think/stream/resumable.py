@@ -36,7 +36,7 @@ import orjson
 
 from think.messages import JSONObject
 from think.protocol.payloads import chunk_body
-from think.storage import Database, migration
+from think.storage import Database, migration, rebuild_table
 from think.stream.fanout import ChunkEvent, TurnEvent, TurnFailed, TurnFinished, TurnStarted
 
 ROW_CHUNKS = 250
@@ -94,19 +94,7 @@ def _m003(conn: sqlite3.Connection) -> None:
     # row plus an index entry, so a stream's start and end change one page each, not two. (The
     # chunk rows stay in a rowid table: a row of many chunks is often over the ~1 KB an entry of a
     # WITHOUT ROWID b-tree keeps in its page, and the overflow pages cost more than the index.)
-    conn.execute("""
-        CREATE TABLE think_streams_v3 (
-            request_id   TEXT PRIMARY KEY,
-            status       TEXT NOT NULL,            -- streaming | completed | aborted | error | orphaned
-            continuation INTEGER NOT NULL DEFAULT 0,
-            message_id   TEXT,                     -- the assistant message the stream builds
-            created_at   REAL NOT NULL,
-            completed_at REAL
-        ) WITHOUT ROWID""")
-    conn.execute("INSERT INTO think_streams_v3 SELECT request_id, status, continuation, message_id, created_at, "
-                 "completed_at FROM think_streams")
-    conn.execute("DROP TABLE think_streams")
-    conn.execute("ALTER TABLE think_streams_v3 RENAME TO think_streams")
+    rebuild_table(conn, "think_streams", lambda sql: f"{sql} WITHOUT ROWID")
 
 
 MIGRATIONS = [_m001, _m003]
