@@ -137,6 +137,7 @@ async def storage_writes(agent: Bench, turns: int = 20) -> tuple[int, int, float
     busy the machine is."""
     seen: list[str] = []
     db = agent.db
+    autocheckpoint = int(db.value("PRAGMA wal_autocheckpoint"))
     db.sql("PRAGMA wal_autocheckpoint = 0")  # the log only grows during the count
     db.sql("PRAGMA wal_checkpoint(TRUNCATE)")
     wal = Path(f"{db.path}-wal")
@@ -151,7 +152,7 @@ async def storage_writes(agent: Bench, turns: int = 20) -> tuple[int, int, float
             db.connection.set_trace_callback(None)
     grown = os.path.getsize(wal) - max(before, 32)  # noqa: ASYNC240
     frames = grown / (24 + db.value("PRAGMA page_size")) / turns
-    db.sql("PRAGMA wal_autocheckpoint = 1000")
+    db.sql(f"PRAGMA wal_autocheckpoint = {autocheckpoint}")
     statements = commits = 0
     explicit = False
     for sql in seen:
