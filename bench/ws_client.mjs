@@ -4,7 +4,9 @@
 //
 //   node bench/ws_client.mjs '{"host":"127.0.0.1:8000","agent":"bench-chat","name":"room","turns":50,"warmup":5}'
 //
-// Prints one JSON line: {"start": <messages on connect>, "times": [ms per turn, send → done], "end": n}.
+// Prints one JSON line: {"start": <messages on connect>, "times": [ms per turn, send → done], "end": n,
+// "cpu": the process's CPU ms per timed turn, "json": the floor of its own JSON work per turn (below),
+// "frameBytes": the length of the last transcript frame}.
 // The packages are the ones tests/node installs (npm ci there); nothing is mocked.
 
 import { createRequire } from "node:module";
@@ -23,10 +25,12 @@ const { readUIMessageStream } = await load("ai");
 
 const client = new AgentClient({ host: plan.host, agent: plan.agent, name: plan.name });
 let transcript = null;
+let transcriptFrame = ""; // the text of the last transcript frame, for the JSON floor below
 const connected = new Promise((resolve) => {
   client.addEventListener("message", (event) => {
     const frame = JSON.parse(String(event.data));
     if (frame.type === "cf_agent_chat_messages") {
+      transcriptFrame = String(event.data);
       transcript = frame.messages; // as useAgentChat: the server's transcript replaces the local one
       resolve();
     }
@@ -53,7 +57,27 @@ async function turn() {
 
 for (let i = 0; i < (plan.warmup ?? 5); i++) await turn();
 const times = [];
+const cpuBefore = process.cpuUsage();
 for (let i = 0; i < plan.turns; i++) times.push(await turn());
+const cpu = process.cpuUsage(cpuBefore);
 client.close();
-process.stdout.write(JSON.stringify({ start, times, end: transcript.length }) + "\n");
+
+// The JSON work a turn costs this client whatever the server does: building the request (the
+// transport stringifies the transcript, then the frame around it) and parsing the transcript frame
+// the server sends before `done` — once by each of the three listeners that see every frame
+// (AgentClient's own, the transport's, and the hook's, which this script stands in for).
+// Median of 21 rounds, on the final transcript.
+const question = { id: "floor", role: "user", parts: [{ type: "text", text: "question" }] };
+const rounds = [];
+for (let i = 0; i < 21; i++) {
+  const began = performance.now();
+  const body = JSON.stringify({ messages: [...transcript, question], trigger: "submit-message" });
+  JSON.stringify({ id: "floor", init: { method: "POST", body }, type: "cf_agent_use_chat_request" });
+  for (let j = 0; j < 3; j++) JSON.parse(transcriptFrame);
+  rounds.push(performance.now() - began);
+}
+rounds.sort((a, b) => a - b);
+const json = rounds[10];
+process.stdout.write(JSON.stringify({ start, times, end: transcript.length, cpu: (cpu.user + cpu.system) / 1000 / plan.turns,
+                                     json, frameBytes: transcriptFrame.length }) + "\n");
 process.exit(0);

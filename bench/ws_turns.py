@@ -1,7 +1,7 @@
 """Chat over real WebSockets: turn latency, turn throughput, and history load on connect.
 
     python bench/ws_turns.py [--turns 200] [--agents 20] [--per-agent 10] [--history 1000 10000]
-                             [--flat 10 1000] [--flat-turns 40]
+                             [--flat 10 1000] [--flat-turns 40] [--only-flat] [--no-deflate]
 
 The server runs in its own process (uvicorn, websockets-sansio), so the client's CPU does not
 distort it; the model answers instantly (a scripted reply of a few words), so what is measured is
@@ -13,7 +13,10 @@ the framework: frames in, turn queue, SQLite persistence, fan-out, frames out. P
 * send → done against transcript length, through the real npm client (`bench/ws_client.mjs`:
   `AgentClient` and the chat transport `useAgentChat` uses, sending the whole transcript with
   every request as the hook does) for conversations of each `--flat` size, and the ratio of the
-  longest to the shortest (the target is ≤ 1.15×); needs Node and `npm ci` in tests/node;
+  longest to the shortest (the target is ≤ 1.15×); needs Node and `npm ci` in tests/node. With it,
+  the CPU of both processes per turn, and the client's own JSON work per turn (building the
+  request around the transcript, parsing the transcript frame the protocol sends before `done` in
+  each of the client's three listeners): the ratio that work alone sets, whatever the server does;
 * connect → history: open a socket and receive the stored transcript (`cf_agent_chat_messages`,
   then identity, MCP and the probe answer) with `AgentClient` (the frame is parsed, the messages
   are validated only when read), for conversations of each `--history` size, cold (the agent's
@@ -64,7 +67,7 @@ class BenchChat(Think):
 # ---- the server process ----------------------------------------------------------------------------
 
 
-def serve(data_dir: str, profile: str | None = None) -> None:
+def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True) -> None:
     """Run the server; print the port on the first line of stdout. With `profile`, the server
     runs under cProfile and writes its stats there when it stops."""
     import logging
@@ -82,7 +85,7 @@ def serve(data_dir: str, profile: str | None = None) -> None:
     sock.listen(1024)
     print(sock.getsockname()[1], flush=True)
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio",
-                                           ws_max_size=64 * 1024 * 1024))
+                                           ws_max_size=64 * 1024 * 1024, ws_per_message_deflate=deflate))
     if profile is None:
         server.run(sockets=[sock])
         return
@@ -102,8 +105,9 @@ def serve(data_dir: str, profile: str | None = None) -> None:
 
 
 class ServerProcess:
-    def __init__(self, data_dir: str, profile: str | None = None) -> None:
-        command = [sys.executable, __file__, "--serve", data_dir, *([profile] if profile else [])]
+    def __init__(self, data_dir: str, profile: str | None = None, *, deflate: bool = True) -> None:
+        command = [sys.executable, __file__, "--serve", data_dir, "deflate" if deflate else "plain",
+                   *([profile] if profile else [])]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                         text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.process.stdout is not None
@@ -196,6 +200,7 @@ async def wire_flat(server: ServerProcess, sizes: list[int], turns: int) -> None
         return
     print(f"send → done by transcript length, npm AgentClient sending whole transcripts ({turns} turns each):")
     p50s: dict[int, float] = {}
+    floors: dict[int, float] = {}  # the client's own JSON work per turn, ms (see ws_client.mjs)
     warm_up = {"host": f"127.0.0.1:{server.port}", "agent": "bench-chat", "name": "flat-warm-up", "turns": 5}
     await anyio.run_process([node, str(script), orjson.dumps(warm_up).decode()], check=True)  # the process's first
     for size in sizes:
@@ -211,11 +216,18 @@ async def wire_flat(server: ServerProcess, sizes: list[int], turns: int) -> None
         p50s[size] = percentile(times, 50)
         cpu = "" if cpu_before is None or cpu_after is None else \
             f"   server CPU {ms((cpu_after - cpu_before) / (turns + 5)).strip()} a turn"
+        floors[size] = report["json"]
         print(f"  {report['start']:6,} → {report['end']:6,} messages: p50 {ms(p50s[size])}   "
-              f"p99 {ms(percentile(times, 99))}{cpu}")
+              f"p99 {ms(percentile(times, 99))}{cpu}   client CPU {report['cpu']:.1f} ms a turn, "
+              f"of which its JSON {report['json']:.2f} ms ({report['frameBytes'] / 1000:,.0f} kB transcript frame)")
     if len(p50s) > 1:
         low, high = min(p50s), max(p50s)
         print(f"  p50 at {high:,} / p50 at {low:,}: {p50s[high] / p50s[low]:.2f}×")
+        # What the client alone adds as the transcript grows, were the server's cost flat: the
+        # request it builds and the transcript frame its listeners parse are the protocol's.
+        bound = (p50s[low] + (floors[high] - floors[low]) / 1000) / p50s[low]
+        print(f"  the client's JSON alone: +{floors[high] - floors[low]:.2f} ms a turn at {high:,} → "
+              f"at least {bound:.2f}× with a server whose cost did not grow at all (target ≤ 1.15×)")
 
 
 async def fill(data_dir: str, name: str, count: int) -> None:
@@ -268,7 +280,7 @@ async def main(args: argparse.Namespace) -> None:
                 await fill(data_dir, f"history-{size}-{s}", size)
         for size in args.flat:
             await fill(data_dir, f"flat-{size}", size)
-        server = ServerProcess(data_dir, args.profile)
+        server = ServerProcess(data_dir, args.profile, deflate=not args.no_deflate)
         try:
             print(f"server pid {server.process.pid} on port {server.port}; Python {sys.version.split()[0]}")
             if args.only_flat:
@@ -283,8 +295,8 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (3, 4) and sys.argv[1] == "--serve":
-        serve(sys.argv[2], *sys.argv[3:])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "--serve":
+        serve(sys.argv[2], *sys.argv[4:], deflate=sys.argv[3] == "deflate")
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
@@ -296,5 +308,7 @@ if __name__ == "__main__":
     parser.add_argument("--flat-turns", type=int, default=40)
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     parser.add_argument("--only-flat", action="store_true", help="measure only send → done by transcript length")
+    parser.add_argument("--no-deflate", action="store_true",
+                        help="the server offers no permessage-deflate (frames go uncompressed both ways)")
     parser.add_argument("--samples", type=int, default=3, help="agents per history size (cold samples)")
     anyio.run(main, parser.parse_args())
