@@ -28,8 +28,8 @@ from think.sessions.compaction import CompactFn, Compaction, CompactionErrorHand
 from think.sessions.hygiene import Sanitizer, prepare_for_storage, sanitized
 from think.sessions.schema import FTS_BATCH, MIGRATIONS, catch_up_index
 from think.sessions.search import HistorySearch, SearchResult, search_messages
-from think.sessions.window import ANCESTORS_SQL, Window, decode, read_path_rows
-from think.storage import Database, Row
+from think.sessions.window import ANCESTORS_SQL, PathRow, Window, decode, read_path_rows
+from think.storage import Database
 from think.stream.fanout import Fanout, SessionChanged
 
 __all__ = ["DEFAULT_HYDRATION_BYTES", "MIGRATIONS", "NEW_ROOT", "ROOT_SESSION", "Session"]
@@ -65,7 +65,7 @@ class Session:
         self.version = 0
         """Bumped by every change that is not an append (updates, branches, trims, overlays)."""
         self._window: Window | None = None
-        self._cold_rows: tuple[int, int, list[Row]] | None = None  # (version, leaf seq, rows) history_json read
+        self._cold_rows: tuple[int, int, list[PathRow]] | None = None  # (version, leaf seq, rows) history_json read
         self._unindexed = 0  # messages this object wrote since it last brought the search index up to date
         self.compaction = Compactor(self)
         """Summaries over this session's messages, and the model's view with them."""
@@ -149,7 +149,7 @@ class Session:
         if cold is None or cold[:2] != (self.version, leaf):
             rows = read_path_rows(self.db, leaf, self.hydration_byte_budget)
             cold = self._cold_rows = (self.version, leaf, rows)
-        return [row["body"] if isinstance(row["body"], bytes) else bytes(row["body"]) for row in cold[2]]
+        return [body for _, _, _, body in cold[2]]
 
     def history_ids(self) -> list[str]:
         """The ids of `history()`, in order (a live list: do not change it)."""

@@ -8,29 +8,36 @@ newest messages: as many as fit in a byte budget of stored JSON, and never fewer
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 from think.context.convert import has_unsettled_tools
 from think.errors import StorageError
 from think.messages import Message
-from think.sessions.rows import join_rows
-from think.storage import Database, Row
+from think.sessions.rows import full_body
+from think.storage import Database
 
 MIN_HYDRATED = 4
 SLIDE_AT = 1.5
 
+# The path walks parent links from the leaf, adding up stored sizes until the budget is spent.
+# The walk carries only numbers (`length()` of a stored body reads its record header, not the body)
+# and the bodies are joined in at the end; and no ORDER BY: sorting the rows by depth in SQLite
+# moved every body through a sorter, while the walk yields them newest first, so Python's sort
+# (linear on a run) puts them oldest first.
 PATH_SQL = """
-    WITH RECURSIVE path(seq, parent, id, body, chunks, depth, total) AS (
-        SELECT seq, parent, id, body, chunks, 0, length(body) + {slices} FROM think_messages m WHERE seq = ?1
+    WITH RECURSIVE path(seq, parent, depth, total) AS (
+        SELECT seq, parent, 0, length(body) + {slices} FROM think_messages m WHERE seq = ?1
         UNION ALL
-        SELECT m.seq, m.parent, m.id, m.body, m.chunks, p.depth + 1, p.total + length(m.body) + {slices}
+        SELECT m.seq, m.parent, p.depth + 1, p.total + length(m.body) + {slices}
         FROM path p JOIN think_messages m ON m.seq = p.parent
         WHERE p.total < ?2 OR p.depth < ?3
     )
-    SELECT seq, parent, id, body, chunks FROM path ORDER BY depth DESC""".format(
-    slices="(CASE WHEN m.chunks = 0 THEN 0 ELSE (SELECT sum(length(data)) FROM think_message_chunks c "
-           "WHERE c.seq = m.seq) END)")
+    SELECT m.seq, m.parent, m.id, m.body, m.chunks, p.depth FROM path p CROSS JOIN think_messages m ON m.seq = p.seq
+    """.format(slices="(CASE WHEN m.chunks = 0 THEN 0 ELSE (SELECT sum(length(data)) FROM think_message_chunks c "
+                      "WHERE c.seq = m.seq) END)")
 ANCESTORS_SQL = """
     WITH RECURSIVE anc(seq, depth) AS (
         SELECT parent, 1 FROM think_messages WHERE seq = ?1
@@ -40,10 +47,23 @@ ANCESTORS_SQL = """
     )"""
 
 
-def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[Row]:
-    """The stored rows of the path ending at `leaf_seq`, oldest first, within `budget` bytes
+PathRow = tuple[int, int | None, str, bytes]
+"""A stored message of a path: its `seq`, `parent` seq, `id` and whole stored JSON."""
+
+
+def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[PathRow]:
+    """The stored messages of the path ending at `leaf_seq`, oldest first, within `budget` bytes
     (split messages joined back: `think.sessions.rows`)."""
-    return join_rows(db, db.sql(PATH_SQL, leaf_seq, budget, MIN_HYDRATED - 1))
+    cursor = db.connection.cursor()
+    cursor.row_factory = None  # plain tuples: a path can be thousands of rows
+    try:
+        rows = cursor.execute(PATH_SQL, (leaf_seq, budget, MIN_HYDRATED - 1)).fetchall()
+    except sqlite3.Error as exc:
+        raise StorageError(f"{exc} (in: reading the path of message {leaf_seq})") from exc
+    rows.sort(key=itemgetter(5), reverse=True)  # by depth: the oldest first
+    return [(seq, parent, message_id, full_body(db, seq, body, chunks) if chunks else
+             body if body.__class__ is bytes else bytes(body))
+            for seq, parent, message_id, body, chunks, _ in rows]
 
 
 def decode(message_id: str, body: Any) -> Message:
@@ -60,7 +80,7 @@ class Window:
     sent with list operations, not a Python loop per message.
     """
 
-    def __init__(self, rows: Sequence[Row] = ()) -> None:
+    def __init__(self, rows: Sequence[PathRow] = ()) -> None:
         self.messages: list[Message] = []
         self.seqs: list[int] = []
         self.ids: list[str] = []
@@ -70,11 +90,10 @@ class Window:
         self.stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
         self.unsettled: set[str] = set()  # ids of messages with tool calls still waiting
         self.bytes = 0
-        self.windowed = bool(rows) and rows[0]["parent"] is not None
+        self.windowed = bool(rows) and rows[0][1] is not None
         """Older messages of the path are stored but not in memory."""
-        for row in rows:
-            body = row["body"] if isinstance(row["body"], bytes) else bytes(row["body"])
-            self.append(decode(row["id"], body), row["seq"], body)
+        for seq, _, message_id, body in rows:
+            self.append(decode(message_id, body), seq, body)
 
     def append(self, message: Message, seq: int, body: bytes) -> None:
         self.index[message.id] = len(self.messages)
