@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -67,7 +68,7 @@ class BenchChat(Think):
 # ---- the server process ----------------------------------------------------------------------------
 
 
-def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True) -> None:
+def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True, compress_all: bool = False) -> None:
     """Run the server; print the port on the first line of stdout. With `profile`, the server
     runs under cProfile and writes its stats there when it stops."""
     import logging
@@ -76,6 +77,7 @@ def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True) ->
 
     from think.runtime import EmbeddedRuntime
     from think.server import create_app
+    from think.server.websocket import WebSocketProtocol
 
     logging.basicConfig(level=logging.WARNING)
     app = create_app([BenchChat], runtime=EmbeddedRuntime(data_dir, idle_timeout=600))
@@ -84,7 +86,9 @@ def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True) ->
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     print(sock.getsockname()[1], flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio",
+    # think serve's protocol (short messages uncompressed), or with `compress_all` uvicorn's own
+    ws: Any = "websockets-sansio" if compress_all else WebSocketProtocol
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws=ws,
                                            ws_max_size=64 * 1024 * 1024, ws_per_message_deflate=deflate))
     if profile is None:
         server.run(sockets=[sock])
@@ -105,8 +109,10 @@ def serve(data_dir: str, profile: str | None = None, *, deflate: bool = True) ->
 
 
 class ServerProcess:
-    def __init__(self, data_dir: str, profile: str | None = None, *, deflate: bool = True) -> None:
-        command = [sys.executable, __file__, "--serve", data_dir, "deflate" if deflate else "plain",
+    def __init__(self, data_dir: str, profile: str | None = None, *, deflate: bool = True,
+                 compress_all: bool = False) -> None:
+        mode = "plain" if not deflate else "deflate-all" if compress_all else "deflate"
+        command = [sys.executable, __file__, "--serve", data_dir, mode,
                    *([profile] if profile else [])]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                         text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -280,7 +286,7 @@ async def main(args: argparse.Namespace) -> None:
                 await fill(data_dir, f"history-{size}-{s}", size)
         for size in args.flat:
             await fill(data_dir, f"flat-{size}", size)
-        server = ServerProcess(data_dir, args.profile, deflate=not args.no_deflate)
+        server = ServerProcess(data_dir, args.profile, deflate=not args.no_deflate, compress_all=args.compress_all)
         try:
             print(f"server pid {server.process.pid} on port {server.port}; Python {sys.version.split()[0]}")
             if args.only_flat:
@@ -296,7 +302,7 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) in (4, 5) and sys.argv[1] == "--serve":
-        serve(sys.argv[2], *sys.argv[4:], deflate=sys.argv[3] == "deflate")
+        serve(sys.argv[2], *sys.argv[4:], deflate=sys.argv[3] != "plain", compress_all=sys.argv[3] == "deflate-all")
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
@@ -310,5 +316,7 @@ if __name__ == "__main__":
     parser.add_argument("--only-flat", action="store_true", help="measure only send → done by transcript length")
     parser.add_argument("--no-deflate", action="store_true",
                         help="the server offers no permessage-deflate (frames go uncompressed both ways)")
+    parser.add_argument("--compress-all", action="store_true",
+                        help="uvicorn's own protocol, every message compressed (think serve's sends short ones plain)")
     parser.add_argument("--samples", type=int, default=3, help="agents per history size (cold samples)")
     anyio.run(main, parser.parse_args())

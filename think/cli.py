@@ -239,8 +239,10 @@ def serve(targets: tuple[str, ...], host: str, port: int, data_dir: str | None, 
                          mcp_hosts=mcp_allowed_hosts(host, mcp_hosts), browse=browse, protocols=protocols,
                          log_level=log_level, log_format=log_format, access_log=access_log, otel=otel)
         return
+    from think.server.websocket import WebSocketProtocol
+
     config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=None, access_log=access_log,
-                            ws_max_size=33 * 1024 * 1024)
+                            ws=WebSocketProtocol, ws_max_size=33 * 1024 * 1024)
     server = uvicorn.Server(config)
     app.state.request_stop = lambda: setattr(server, "should_exit", True)  # (a cluster node that lost its session)
     try:
@@ -297,11 +299,13 @@ def _serve_reloading(sock: socket.socket, targets: tuple[str, ...], *, host: str
     from uvicorn.supervisors import ChangeReload
 
     from think.serve_reload import ENV, ServeOptions
+    from think.server.websocket import WebSocketProtocol
 
     os.environ[ENV] = ServeOptions(list(targets), data_dir, ui, mcp, log_level, log_format, access_log,
                                    browse, otel, mcp_hosts, protocols).to_env()
     config = uvicorn.Config("think.serve_reload:app", factory=True, host=host, port=port, log_config=None,
-                            log_level=None, access_log=access_log, ws_max_size=33 * 1024 * 1024, reload=True,
+                            log_level=None, access_log=access_log, ws=WebSocketProtocol, ws_max_size=33 * 1024 * 1024,
+                            reload=True,
                             reload_dirs=_watched(targets))
     server = uvicorn.Server(config)
     ChangeReload(config, target=server.run, sockets=[sock]).run()

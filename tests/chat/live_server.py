@@ -2,7 +2,8 @@
 
 The listening socket is bound and listening before the thread starts, so clients can connect at
 once: the kernel queues them until uvicorn has run the app's lifespan and starts accepting.
-`THINK_TEST_WS=websockets` runs the tests on uvicorn's other WebSocket implementation.
+The WebSocket protocol is the one `think serve` runs (`think.server.websocket`);
+`THINK_TEST_WS=websockets` (or `websockets-sansio`, `wsproto`) runs the tests on one of uvicorn's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from think.client import AgentClient
+from think.server.websocket import WebSocketProtocol
 
 Connect = Callable[..., AbstractAsyncContextManager[AgentClient]]
 
@@ -47,7 +49,7 @@ def serve_in_thread(app: ASGIApp, **config: Any) -> Iterator[LiveServer]:
     port = sock.getsockname()[1]
     # uvicorn's frame limit above the app's `max_frame_bytes`, as `think serve` sets it
     options: dict[str, Any] = {"lifespan": "on", "log_level": "warning", "ws_max_size": 33 * 1024 * 1024,
-                               "ws": os.environ.get("THINK_TEST_WS", "websockets-sansio")} | config
+                               "ws": os.environ.get("THINK_TEST_WS") or WebSocketProtocol} | config
     server = uvicorn.Server(uvicorn.Config(app, **options))
     failure: list[BaseException] = []
 

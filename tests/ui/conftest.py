@@ -32,6 +32,7 @@ from tests.system_tools import need
 from think import __version__
 from think.runtime.agent import Agent
 from think.server import create_app
+from think.server.websocket import WebSocketProtocol
 from think.web import DIST, web_routes
 
 HERE = Path(__file__).parent
@@ -131,7 +132,7 @@ def live_server(app: ASGIApp) -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws="websockets-sansio"))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", ws=WebSocketProtocol))
     failure: list[BaseException] = []
 
     def run() -> None:

@@ -41,6 +41,7 @@ from think.models.base import ModelRequest, ToolMessage
 from think.models.events import Finish, StreamEvent, TextDelta
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
+from think.server.websocket import WebSocketProtocol
 from think.testing.models import Item, Reply, ScriptedModel, call, delay, error, text
 from think.tools.tool import client_tool
 
@@ -172,7 +173,7 @@ def main(port: int, data_dir: str) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    config = uvicorn.Config(protocol_app(Path(data_dir)), lifespan="on", log_level="warning", ws="websockets-sansio")
+    config = uvicorn.Config(protocol_app(Path(data_dir)), lifespan="on", log_level="warning", ws=WebSocketProtocol)
     uvicorn.Server(config).run(sockets=[sock])
 
 
