@@ -19,6 +19,7 @@ from websockets.frames import Frame, Opcode
 from websockets.typing import ExtensionName, ExtensionParameter
 
 from tests.chat.live_server import serve_in_thread
+from tests.cli.logged_server import logged_serve
 from think import Think
 from think.runtime import EmbeddedRuntime
 from think.server import create_app
@@ -119,3 +120,12 @@ def test_skipping_short_messages_keeps_the_compression_context_whole() -> None:
     assert client.decode(first).data + client.decode(rest).data == b"ab" + b"cd" * 2000
     ping = sized.encode(Frame(Opcode.PING, b"p"))
     assert ping.data == b"p" and not ping.rsv1
+
+
+async def test_think_serve_speaks_it(tmp_path: Path) -> None:
+    seen: list[tuple[bool, int]] = []
+    with logged_serve(["tests.cli.ops_agents:Plain"], {"THINK_DATA_DIR": str(tmp_path / "d")}, tmp_path / "serve.log",
+                      ready_path="/agents/plain/probe/get-messages") as server:
+        frames = await _chat(f"{server.ws}/agents/plain/compression", seen, ["hello"])
+    assert frames[-1].get("done") is True
+    assert seen and not any(compressed for compressed, size in seen if size < COMPRESS_MIN_BYTES)

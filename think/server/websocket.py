@@ -2,14 +2,16 @@
 
 With permessage-deflate negotiated (every browser and the npm clients ask for it), uvicorn's
 `websockets-sansio` protocol compresses every message the server sends. A turn sends a frame per
-chunk of its stream, most of them a hundred bytes or so (a text delta, a step boundary), and
-compressing and flushing each one cost the server more CPU than anything else it did with that
-frame, to save a few dozen bytes. RFC 7692 lets an endpoint send any message uncompressed (RSV1
-unset; the peer's decoder only sees compressed ones), so here a single-frame message shorter than
-`COMPRESS_MIN_BYTES` goes out as it is, and longer ones (a transcript, a large tool output) are
-compressed as before, with the negotiated window and context. What clients send is decoded as
-before. `think serve` uses it; pass `ws=WebSocketProtocol` to `uvicorn.Config` or `uvicorn.run`
-to get it when serving `create_app` yourself.
+chunk of its stream, most of them a hundred bytes or so (a text delta, a step boundary), where
+compression saves a few dozen bytes and costs CPU at both ends: ~5 µs a frame on the server (3.5
+times what building the frame costs), and more on the client (the npm `ws` package inflates
+each message on Node's thread pool; a turn of 21 frames cost the npm client 2.5–3 ms more CPU
+compressed, `bench/ws_turns.py --compress-all`). RFC 7692 lets an endpoint send any message
+uncompressed (RSV1 unset; the peer's decoder only sees compressed ones), so here a single-frame
+message shorter than `COMPRESS_MIN_BYTES` goes out as it is, and longer ones (a transcript, a
+large tool output) are compressed as before, with the negotiated window and context. What
+clients send is decoded as before. `think serve` uses it; pass `ws=WebSocketProtocol` to
+`uvicorn.Config` or `uvicorn.run` to get it when serving `create_app` yourself.
 
 Nothing here trusts the client more or less: negotiation, limits and decoding are uvicorn's and
 websockets'. If a later uvicorn builds its connection differently, the protocol is left as
