@@ -123,9 +123,12 @@ async def run_loop(
             for c in pending for o in [outcomes[c.id]]]))
     for step_number in range(max(1, max_steps)):
         step_model, system, step_tools, step_request = model, request.system, tools, request
+        # One snapshot of the transcript serves the hook, the model call and the step's tools (a
+        # copy of a long conversation each time would cost in proportion to its length).
+        snapshot = tuple(messages)
         config = step_config(await hooks.before_step(StepContext(
             step_number=step_number, steps=tuple(result.steps), model=model, system=system,
-            messages=tuple(messages), request_id=base_ctx.request_id, trigger=base_ctx.trigger,
+            messages=snapshot, request_id=base_ctx.request_id, trigger=base_ctx.trigger,
             signal=base_ctx.signal)))
         if config is not None:
             if config.model is not None:
@@ -134,6 +137,7 @@ async def run_loop(
                 system = config.system
             if config.messages is not None:
                 messages = list(config.messages)
+                snapshot = tuple(messages)
             if config.active_tools is not None:
                 allowed = set(config.active_tools)
                 step_tools = {k: v for k, v in tools.items() if k in allowed}
@@ -143,7 +147,7 @@ async def run_loop(
                 options = {**(step_request.settings.provider_options or {}), **config.provider_options}
                 step_request = replace(step_request, settings=replace(step_request.settings, provider_options=options))
         specs = tuple(spec for spec in request.tools if spec.name in step_tools)
-        call_request = replace(step_request, system=system, messages=tuple(messages), tools=specs)
+        call_request = replace(step_request, system=system, messages=snapshot, tools=specs)
 
         await emit({"type": "start-step"})
         stream = await stream_step(step_model, call_request, max_retries,
@@ -163,7 +167,7 @@ async def run_loop(
             await emit({"type": "error", "errorText": result.error})
             return result
 
-        outcomes = await run_calls(list(calls.values()), step_number, hooks, base_ctx, tuple(messages), emit)
+        outcomes = await run_calls(list(calls.values()), step_number, hooks, base_ctx, snapshot, emit)
         content = stream.content()
         results: list[ToolResultContent] = []
         for c in calls.values():
