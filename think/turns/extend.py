@@ -66,8 +66,8 @@ def joined(message: Message) -> Message:
 
 
 def with_continue_prompt(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
-    """`messages`, with `CONTINUE_PROMPT` appended when they end with an assistant message."""
-    out = list(messages)
-    if out and isinstance(out[-1], AssistantMessage):
-        out.append(UserMessage((TextContent(CONTINUE_PROMPT),)))
-    return out
+    """`messages`, with `CONTINUE_PROMPT` appended when they end with an assistant message (a
+    list is returned as it is when nothing is appended: no copy of a long conversation)."""
+    if messages and isinstance(messages[-1], AssistantMessage):
+        return [*messages, UserMessage((TextContent(CONTINUE_PROMPT),))]
+    return messages if isinstance(messages, list) else list(messages)

@@ -313,7 +313,8 @@ async def _prepare(agent: Think, turn: TurnRequest,
     system = with_capabilities(system, tools)
     if not model_messages:
         raise ValueError("No messages to send to the model: save a user message first.")
-    turn_ctx = TurnContext(system=system, messages=tuple(model_messages), tools=tools, model=model,
+    snapshot = tuple(model_messages)  # what the hooks see (one copy for both, unless changed)
+    turn_ctx = TurnContext(system=system, messages=snapshot, tools=tools, model=model,
                            continuation=turn.continuation, body=turn.body, request_id=turn.request_id,
                            session_id=turn.session_id, trigger=turn.trigger,
                            signal=agent.cancellations.signal(turn.request_id))
@@ -327,6 +328,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
             system = config.system
         if config.messages is not None:
             model_messages = list(config.messages)
+            snapshot = tuple(model_messages)
             known, files = 0, ()
         if config.tools:
             tools.update(as_tool_map(config.tools))
@@ -338,7 +340,7 @@ async def _prepare(agent: Think, turn: TurnRequest,
         if config.send_reasoning is not None:
             send_reasoning = config.send_reasoning
     await decide_turn_grant(agent, TurnContext(  # the permissions of this turn's actions (think.actions)
-        system=system, messages=tuple(model_messages), tools=tools, model=model, continuation=turn.continuation,
+        system=system, messages=snapshot, tools=tools, model=model, continuation=turn.continuation,
         body=turn.body, request_id=turn.request_id, session_id=turn.session_id, trigger=turn.trigger,
         signal=agent.cancellations.signal(turn.request_id)))
     model_messages = with_continue_prompt(model_messages)  # a cut-off reply is continued, not prefilled

@@ -108,11 +108,13 @@ async def resolve_for_model(messages: list[ModelMessage], workspace: Workspace, 
     """The model's messages with each workspace file read back into a `data:` URL (a file gone
     since is a note instead). Of the first `known` messages only those at the indexes `files`
     have workspace files (`ModelHistory.scanned`): a turn looks at those and the newer messages,
-    not at the whole conversation."""
-    out = list(messages)
-    for index in (*files, *range(known, len(out))):
-        message = out[index]
+    not at the whole conversation. `messages` itself is returned when none has a file."""
+    out = messages
+    for index in (*files, *range(known, len(messages))):
+        message = messages[index]
         if isinstance(message, UserMessage) and has_workspace_file(message):
+            if out is messages:
+                out = list(messages)
             out[index] = await _read_back(message, workspace)
     return out
 
