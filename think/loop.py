@@ -125,7 +125,7 @@ async def run_loop(
         step_model, system, step_tools, step_request = model, request.system, tools, request
         # One snapshot of the transcript serves the hook, the model call and the step's tools (a
         # copy of a long conversation each time would cost in proportion to its length).
-        snapshot = tuple(messages)
+        snapshot = request.messages if step_number == 0 and not approved_calls else tuple(messages)
         config = step_config(await hooks.before_step(StepContext(
             step_number=step_number, steps=tuple(result.steps), model=model, system=system,
             messages=snapshot, request_id=base_ctx.request_id, trigger=base_ctx.trigger,
