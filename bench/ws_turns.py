@@ -1,11 +1,12 @@
 """Chat over real WebSockets: turn latency, turn throughput, and history load on connect.
 
     python bench/ws_turns.py [--turns 200] [--agents 20] [--per-agent 10] [--history 1000 10000]
-                             [--flat 10 1000] [--flat-turns 40] [--only-flat] [--no-deflate]
+                             [--flat 10 1000] [--flat-turns 40] [--only-flat] [--no-deflate] [--compress-all]
 
-The server runs in its own process (uvicorn, websockets-sansio), so the client's CPU does not
-distort it; the model answers instantly (a scripted reply of a few words), so what is measured is
-the framework: frames in, turn queue, SQLite persistence, fan-out, frames out. Prints:
+The server runs in its own process (uvicorn, on `think serve`'s WebSocket protocol), so the
+client's CPU does not distort it; the model answers instantly (a scripted reply of a few words),
+so what is measured is the framework: frames in, turn queue, SQLite persistence, fan-out, frames
+out. Prints:
 
 * send → done latency (p50 / p99 / mean) over `--turns` sequential turns on one socket;
 * throughput: `--agents` agents, each sent `--per-agent` chat requests at once, over one socket

@@ -67,8 +67,6 @@ class _SizedFactory(ServerExtensionFactory):
     def process_request_params(self, params: Sequence[ExtensionParameter],
                                accepted_extensions: Sequence[Extension]) -> tuple[list[ExtensionParameter], Extension]:
         response, extension = self.inner.process_request_params(params, accepted_extensions)
-        if extension.name != "permessage-deflate":
-            return response, extension
         return response, _SizedExtension(extension, self.min_bytes)
 
 

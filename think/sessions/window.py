@@ -8,7 +8,6 @@ newest messages: as many as fit in a byte budget of stored JSON, and never fewer
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -54,15 +53,9 @@ PathRow = tuple[int, int | None, str, bytes]
 def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[PathRow]:
     """The stored messages of the path ending at `leaf_seq`, oldest first, within `budget` bytes
     (split messages joined back: `think.sessions.rows`)."""
-    cursor = db.connection.cursor()
-    cursor.row_factory = None  # plain tuples: a path can be thousands of rows
-    try:
-        rows = cursor.execute(PATH_SQL, (leaf_seq, budget, MIN_HYDRATED - 1)).fetchall()
-    except sqlite3.Error as exc:
-        raise StorageError(f"{exc} (in: reading the path of message {leaf_seq})") from exc
+    rows = db.rows(PATH_SQL, leaf_seq, budget, MIN_HYDRATED - 1)
     rows.sort(key=itemgetter(5), reverse=True)  # by depth: the oldest first
-    return [(seq, parent, message_id, full_body(db, seq, body, chunks) if chunks else
-             body if body.__class__ is bytes else bytes(body))
+    return [(seq, parent, message_id, full_body(db, seq, body, chunks))
             for seq, parent, message_id, body, chunks, _ in rows]
 
 

@@ -49,6 +49,15 @@ class Database:
         except sqlite3.Error as exc:
             raise StorageError(f"{exc} (in: {query.strip()[:200]})") from exc
 
+    def rows(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Run one query; its rows as plain tuples (no dict a row: for reads of thousands)."""
+        cursor = self._conn.cursor()
+        cursor.row_factory = None
+        try:
+            return cursor.execute(query, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(f"{exc} (in: {query.strip()[:200]})") from exc
+
     def one(self, query: str, *params: Any) -> Row | None:
         rows = self.sql(query, *params)
         return rows[0] if rows else None
