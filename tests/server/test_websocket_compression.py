@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from websockets.asyncio.client import connect
 from websockets.extensions.base import ClientExtensionFactory, Extension
@@ -19,6 +18,7 @@ from websockets.frames import Frame, Opcode
 from websockets.typing import ExtensionName, ExtensionParameter
 
 from tests.chat.live_server import serve_in_thread
+from tests.chat.test_tool_results_and_continuations import chat_request, recv_until, user
 from tests.cli.logged_server import logged_serve
 from think import Think
 from think.runtime import EmbeddedRuntime
@@ -68,16 +68,9 @@ async def _chat(url: str, seen: list[tuple[bool, int]], texts: list[str]) -> lis
     frames: list[dict[str, Any]] = []
     async with connect(url, extensions=[_RecordingFactory(seen)], compression=None) as ws:
         for n, text in enumerate(texts):
-            body = {"messages": [{"id": f"u{n}", "role": "user", "parts": [{"type": "text", "text": text}]}],
-                    "trigger": "submit-message"}
-            await ws.send(orjson.dumps({"type": "cf_agent_use_chat_request", "id": f"r{n}",
-                                        "init": {"method": "POST", "body": orjson.dumps(body).decode()}}).decode())
-            while True:
-                frame = orjson.loads(await ws.recv())
-                frames.append(frame)
-                if frame.get("type") == "cf_agent_use_chat_response" and frame.get("id") == f"r{n}" \
-                        and frame.get("done"):
-                    break
+            await ws.send(chat_request(f"r{n}", [user(text, f"u{n}")]))
+            frames += await recv_until(ws, lambda f, rid=f"r{n}": f.get("type") == "cf_agent_use_chat_response"
+                                       and f.get("id") == rid and bool(f.get("done")))
     return frames
 
 
