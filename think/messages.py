@@ -23,9 +23,11 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     Tag,
     TypeAdapter,
+    ValidationError,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import SchemaValidator, core_schema
 
 JSONValue: TypeAlias = Any
 """Any value that survives a JSON round trip."""
@@ -245,6 +247,12 @@ class Message(_Wire):
         Raises pydantic's ValidationError with the path of the first bad field.
         """
         if isinstance(data, str | bytes):
+            if cls is Message:
+                try:
+                    message: Message = _json_validator().validate_json(data)
+                    return message
+                except ValidationError:
+                    pass  # validated again below, for the error in `Message`'s words
             return cls.model_validate_json(data)
         return cls.model_validate(data)
 
@@ -265,6 +273,47 @@ class Message(_Wire):
         return self.model_copy(deep=True)
 
 
+def _keyed_parts(schema: Any) -> Any:
+    """`schema` with the parts union found by `type`'s value, not by calling `_part_tag`.
+
+    From JSON text, pydantic hands a callable discriminator the part converted to Python objects
+    (its text copied once more), a fifth of decoding a stored message. The keyed union looks the
+    tag up in the JSON itself; `tool-…` and `data-…`, which no key can name, are tried after it,
+    in the order `_part_tag` would pick them. It accepts exactly what the `Message` schema does,
+    with the same result (a test decodes every part kind both ways), only its errors are worded
+    after its own members: `from_json` takes the error from `Message`'s schema instead.
+    """
+    if isinstance(schema, list):
+        return [_keyed_parts(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "tagged-union" and schema.get("discriminator") is _part_tag:
+        choices = schema["choices"]
+        keyed = core_schema.tagged_union_schema(
+            {tag: choice for tag, choice in choices.items() if tag not in ("tool", "data")}, discriminator="type")
+        return core_schema.union_schema([keyed, choices["tool"], choices["data"]], mode="left_to_right")
+    return {key: _keyed_parts(value) for key, value in schema.items()}
+
+
+_JSON_VALIDATOR: SchemaValidator | None = None
+
+
+def _json_validator() -> SchemaValidator:
+    global _JSON_VALIDATOR
+    if _JSON_VALIDATOR is None:
+        Message.model_rebuild()
+        schema = Message.__pydantic_core_schema__
+        config = schema["schema"]["config"] if schema["type"] == "definitions" else schema["config"]
+        # pydantic-core reuses a complete model's own validator for a model schema naming its class
+        # (which would bring the callable back): marked incomplete, it builds the schema given.
+        Message.__pydantic_complete__ = False
+        try:
+            _JSON_VALIDATOR = SchemaValidator(_keyed_parts(schema), config)
+        finally:
+            Message.__pydantic_complete__ = True
+    return _JSON_VALIDATOR
+
+
 MESSAGES = TypeAdapter(list[Message], config=ConfigDict(defer_build=True))
 """Validates a JSON array of messages from an untrusted source."""
 
@@ -277,6 +326,7 @@ def prepare_models() -> None:
                   SourceDocumentPart, StepStartPart, DataPart, ToolApproval, ToolPart, Message):
         model.model_rebuild()
     MESSAGES.rebuild()
+    _json_validator()
 
 
 def messages_to_json(messages: list[Message]) -> list[JSONObject]:

@@ -61,7 +61,7 @@ def read_path_rows(db: Database, leaf_seq: int, budget: int) -> list[PathRow]:
 
 def decode(message_id: str, body: Any) -> Message:
     try:
-        return Message.model_validate_json(body if isinstance(body, bytes) else bytes(body))
+        return Message.from_json(body if isinstance(body, bytes) else bytes(body))
     except ValueError as exc:
         raise StorageError(f"stored message {message_id!r} is not a valid UIMessage: {exc}") from exc
 
@@ -85,8 +85,18 @@ class Window:
         self.bytes = 0
         self.windowed = bool(rows) and rows[0][1] is not None
         """Older messages of the path are stored but not in memory."""
-        for seq, _, message_id, body in rows:
-            self.append(decode(message_id, body), seq, body)
+        # Column by column (as `append` would, message by message): thousands of rows at once.
+        self.messages = [decode(message_id, body) for _, _, message_id, body in rows]
+        self.seqs = [row[0] for row in rows]
+        self.ids = [message.id for message in self.messages]
+        self.roles = [message.role for message in self.messages]
+        self.bodies = [row[3] for row in rows]
+        self.index = {message_id: i for i, message_id in enumerate(self.ids)}
+        self.stored = dict(zip(self.ids, self.bodies, strict=True))
+        self.bytes = sum(map(len, self.bodies))
+        for message in self.messages:
+            if message.role == "assistant":
+                self.track(message)
 
     def append(self, message: Message, seq: int, body: bytes) -> None:
         self.index[message.id] = len(self.messages)
