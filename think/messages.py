@@ -246,7 +246,7 @@ class Message(_Wire):
 
         Raises pydantic's ValidationError with the path of the first bad field.
         """
-        if isinstance(data, str | bytes):
+        if isinstance(data, (str, bytes)):  # a tuple: no union object built per call
             if cls is Message:
                 try:
                     message: Message = _json_validator().validate_json(data)

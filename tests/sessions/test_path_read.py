@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from think import Message
+from think.errors import StorageError
 from think.sessions import MIGRATIONS, Session
 from think.sessions.rows import ROW_BYTES
 from think.sessions.window import PATH_SQL, read_path_rows
@@ -53,3 +54,14 @@ def test_a_branch_reads_only_its_own_path_and_split_bodies_come_back_whole(db: D
     assert rows[0][1] is None and rows[1][1] == rows[0][0]  # (seq, parent, id, body)
     assert Message.from_json(rows[1][3]).text == big
     assert reopened.history_json() == [m.dumps() for m in reopened.history()]
+
+
+def test_a_stored_message_that_no_longer_validates_is_named_and_nothing_is_changed(db: Database) -> None:
+    session = Session(db)
+    session.add_messages([Message.user(f"m{i}", id=f"m{i}") for i in range(4)])
+    bad = b'{"id":"m2","role":"user","parts":[{"type":"text","text":5}]}'
+    db.sql("UPDATE think_messages SET body = ? WHERE id = 'm2'", bad)
+    with pytest.raises(StorageError, match=r"(?s)stored message 'm2' is not a valid UIMessage.*parts\.0\.text\.text"):
+        Session(db).history()
+    assert db.value("SELECT body FROM think_messages WHERE id = 'm2'") == bad
+    assert db.value("SELECT count(*) FROM think_messages") == 4

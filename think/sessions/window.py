@@ -66,6 +66,15 @@ def decode(message_id: str, body: Any) -> Message:
         raise StorageError(f"stored message {message_id!r} is not a valid UIMessage: {exc}") from exc
 
 
+def decode_all(rows: Sequence[PathRow]) -> list[Message]:
+    """`decode` of every row, in one pass (a row's body is bytes already: `read_path_rows`)."""
+    from_json = Message.from_json
+    try:
+        return [from_json(body) for _, _, _, body in rows]
+    except ValueError:
+        return [decode(message_id, body) for _, _, message_id, body in rows]  # raises, naming the bad one
+
+
 class Window:
     """Messages of the active path, oldest first, with their row `seq`s and stored JSON.
 
@@ -86,7 +95,7 @@ class Window:
         self.windowed = bool(rows) and rows[0][1] is not None
         """Older messages of the path are stored but not in memory."""
         # Column by column (as `append` would, message by message): thousands of rows at once.
-        self.messages = [decode(message_id, body) for _, _, message_id, body in rows]
+        self.messages = decode_all(rows)
         self.seqs = [row[0] for row in rows]
         self.ids = [message.id for message in self.messages]
         self.roles = [message.role for message in self.messages]
