@@ -27,7 +27,7 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import SchemaValidator, core_schema
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 JSONValue: TypeAlias = Any
 """Any value that survives a JSON round trip."""
@@ -299,16 +299,22 @@ _JSON_VALIDATOR: SchemaValidator | None = None
 
 
 def _json_validator() -> SchemaValidator:
+    """The validator `from_json` uses: `Message`'s schema with `_keyed_parts`, built once. Should
+    a pydantic release lay out its schemas otherwise, `Message`'s own validator (same results)."""
     global _JSON_VALIDATOR
     if _JSON_VALIDATOR is None:
         Message.model_rebuild()
+        own = Message.__pydantic_validator__
+        assert isinstance(own, SchemaValidator)
         schema = Message.__pydantic_core_schema__
-        config = schema["schema"]["config"] if schema["type"] == "definitions" else schema["config"]
+        model = schema.get("schema", {}) if schema.get("type") == "definitions" else schema
         # pydantic-core reuses a complete model's own validator for a model schema naming its class
         # (which would bring the callable back): marked incomplete, it builds the schema given.
         Message.__pydantic_complete__ = False
         try:
-            _JSON_VALIDATOR = SchemaValidator(_keyed_parts(schema), config)
+            _JSON_VALIDATOR = SchemaValidator(_keyed_parts(schema), model.get("config"))
+        except (KeyError, TypeError, SchemaError):  # a schema laid out otherwise: the model's own
+            _JSON_VALIDATOR = own
         finally:
             Message.__pydantic_complete__ = True
     return _JSON_VALIDATOR
