@@ -376,6 +376,10 @@ class Think(TurnAPI, BranchAPI, SubmissionAPI, SubAgentAPI, MCPAPI, ApprovalsAPI
         self.agent_tool_runs.flush()
         await super()._hibernate()
 
+    def _let_go(self) -> None:
+        self.sessions.forget_caches()
+        self.model_history.clear()
+
     # ---- configuration -------------------------------------------------------------------------
 
     def configure(self, config: Any) -> None:

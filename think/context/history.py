@@ -52,6 +52,10 @@ class ModelHistory:
         system_text = "\n\n".join(s for s in cache.old_system + recent_system if s)
         return cache.old + recent, system_text
 
+    def clear(self) -> None:
+        """Drop every converted history (the next `build` converts again)."""
+        self._caches.clear()
+
     def scanned(self, session: Session) -> tuple[int, tuple[int, ...]]:
         """Of the messages `build(session)` returned last: how many, from the first, were looked
         at for workspace files when they were converted (once), and the indexes of those that

@@ -116,6 +116,15 @@ class Agent:
         """Release memory and the database handle; the next use starts the instance again."""
         self.db.close()
 
+    def _let_go(self) -> None:
+        """After `runtime.hibernate()` (explicit, or the idle sweep): drop what the instance holds
+        in memory (transcripts).
+
+        The runtime is done with it, but cycles among its parts can keep it alive until a full
+        collection, and with it everything it loaded. Not done when a runtime closes or an
+        `open_agent()` block ends, after which the agent's last state may still be read
+        (`agent.messages`)."""
+
     # ---- schedules -----------------------------------------------------------------------------
 
     def schedule(self, when: When, method: str | Callable[..., Any], payload: Any = None, *,

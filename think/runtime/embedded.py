@@ -237,15 +237,17 @@ class EmbeddedRuntime:
             if not self._leases[key]:
                 del self._leases[key]
                 self._last_used[key] = time.monotonic()
-                if self.idle_timeout == 0:
-                    await self.hibernate(cls, name)
+                if self.idle_timeout == 0:  # open_agent(): its last state stays readable after
+                    await self._put_to_sleep(key, let_go=False)
 
     def _idle(self, key: Key) -> bool:
         agent = self._live.get(key)
         return agent is not None and not self._leases.get(key) and not agent.is_busy()
 
     async def hibernate(self, cls: type[Agent], name: str) -> bool:
-        key: Key = (cls, name)
+        return await self._put_to_sleep((cls, name), let_go=True)
+
+    async def _put_to_sleep(self, key: Key, *, let_go: bool) -> bool:
         if not self._idle(key):
             return False
         agent = self._live.pop(key)
@@ -253,6 +255,8 @@ class EmbeddedRuntime:
         self._last_used.pop(key, None)
         try:
             await agent._hibernate()
+            if let_go:
+                agent._let_go()
         finally:
             self.release()
         return True

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -99,7 +100,9 @@ class Compactor:
     view of the session with the overlay in effect (cached until the session's `version` moves)."""
 
     def __init__(self, session: Session) -> None:
-        self.session = session
+        # A weak reference: the session owns its compactor, and a cycle between them would keep a
+        # dropped session (and every message of its window) alive until a full collection.
+        self._session = weakref.ref(session)
         self.fn: CompactFn | None = None
         self.threshold: int | None = None
         self.on_error: CompactionErrorHandler | None = None
@@ -107,6 +110,13 @@ class Compactor:
         self._stored: list[Compaction] | None = None  # newest first
         self._view: tuple[int, Compaction | None, list[Message] | None, int] | None = None
         self._tokens: tuple[int, int, int] | None = None  # (version, messages counted, total)
+
+    @property
+    def session(self) -> Session:
+        session = self._session()
+        if session is None:
+            raise StorageError("this compactor's session no longer exists")
+        return session
 
     def all(self) -> list[Compaction]:
         if self._stored is None:
@@ -117,6 +127,8 @@ class Compactor:
 
     def forget(self) -> None:
         self._stored = None
+        self._view = None
+        self._tokens = None
 
     def view(self) -> list[Message]:
         session = self.session

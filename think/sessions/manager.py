@@ -72,6 +72,11 @@ class Sessions:
             raise ConfigurationError("configure_session must configure and return the session it was given")
         return session
 
+    def forget_caches(self) -> None:
+        """`forget_cache()` on every open session: nothing of theirs stays in memory."""
+        for session in self._live.values():
+            session.forget_cache()
+
     def session(self, session_id: str = ROOT_SESSION) -> Session:
         """The session with this id; `StorageError` if there is none."""
         live = self._live.get(session_id)

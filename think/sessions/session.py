@@ -318,9 +318,12 @@ class Session:
         self.compaction.forget()
 
     def forget_cache(self) -> None:
-        """Drop the in-memory path; the next read loads it again (used when hibernating)."""
+        """Drop what is held in memory (the path, rows read for `history_json`, the compaction
+        view); the next read loads it again. Used when forking and when the agent hibernates."""
         self._window = None
+        self._cold_rows = None
         self.version += 1
+        self.compaction.forget()
 
     # ---- context blocks and the system prompt ----------------------------------------------
 
