@@ -104,7 +104,7 @@ SHAPE: dict[str, dict[str, list[str]]] = {
     "Sessions": {
         "async": [],
         "sync": [
-            "configure", "create", "delete", "fork", "get", "list", "rename", "search", "session",
+            "configure", "create", "delete", "forget_caches", "fork", "get", "list", "rename", "search", "session",
         ],
     },
 }
