@@ -83,26 +83,18 @@ class Window:
     """
 
     def __init__(self, rows: Sequence[PathRow] = ()) -> None:
-        self.messages: list[Message] = []
-        self.seqs: list[int] = []
-        self.ids: list[str] = []
-        self.roles: list[str] = []
-        self.bodies: list[bytes] = []
-        self.index: dict[str, int] = {}
-        self.stored: dict[str, bytes] = {}  # id -> body as stored, to skip unchanged writes
+        # Column by column (as `append` would, message by message): thousands of rows at once.
+        self.messages: list[Message] = decode_all(rows)
+        self.seqs: list[int] = [row[0] for row in rows]
+        self.ids: list[str] = [message.id for message in self.messages]
+        self.roles: list[str] = [message.role for message in self.messages]
+        self.bodies: list[bytes] = [row[3] for row in rows]
+        self.index: dict[str, int] = {message_id: i for i, message_id in enumerate(self.ids)}
+        self.stored: dict[str, bytes] = dict(zip(self.ids, self.bodies, strict=True))  # to skip unchanged writes
         self.unsettled: set[str] = set()  # ids of messages with tool calls still waiting
-        self.bytes = 0
+        self.bytes = sum(map(len, self.bodies))
         self.windowed = bool(rows) and rows[0][1] is not None
         """Older messages of the path are stored but not in memory."""
-        # Column by column (as `append` would, message by message): thousands of rows at once.
-        self.messages = decode_all(rows)
-        self.seqs = [row[0] for row in rows]
-        self.ids = [message.id for message in self.messages]
-        self.roles = [message.role for message in self.messages]
-        self.bodies = [row[3] for row in rows]
-        self.index = {message_id: i for i, message_id in enumerate(self.ids)}
-        self.stored = dict(zip(self.ids, self.bodies, strict=True))
-        self.bytes = sum(map(len, self.bodies))
         for message in self.messages:
             if message.role == "assistant":
                 self.track(message)
